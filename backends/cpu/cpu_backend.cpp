@@ -1,0 +1,220 @@
+// CpuBackend: host memory, a per-op dtype table for supports(), and in-order execution of a
+// graph's nodes with the configured OpenMP thread count.
+
+#include "backends/cpu/cpu_backend.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <variant>
+
+#include "backends/cpu/cpu_kernels.h"
+#include "baton/error.h"
+#include "core/backend_registry.h"
+
+namespace baton {
+namespace {
+
+std::string cpu_model_name() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const size_t colon = line.find(':');
+    if (colon != std::string::npos && colon + 2 <= line.size()) return line.substr(colon + 2);
+  }
+  return "unknown CPU";
+}
+
+size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size)
+                                    : 0;
+}
+
+bool is_host(const Tensor& t) {
+  return t.defined() && t.buffer()->is_host();
+}
+bool is_f32(const Tensor& t) {
+  return t.dtype() == DType::kF32;
+}
+bool is_i32(const Tensor& t) {
+  return t.dtype() == DType::kI32;
+}
+bool is_cache(const Tensor& t) {
+  return t.dtype() == DType::kF32 || t.dtype() == DType::kF16;
+}
+
+bool has_batch(const Node& node) {
+  const auto* p = std::get_if<AttentionParams>(&node.params);
+  return p && p->batch;
+}
+
+// Whether the node's inputs have the dtypes this backend's kernels take (inputs are host).
+bool supports_dtypes(const Node& node) {
+  const std::vector<Tensor>& in = node.inputs;
+  auto arity = [&](size_t n) { return in.size() == n; };
+  switch (node.op) {
+    case OpKind::kEmbedding:
+      return arity(2) && cpu::is_weight_dtype(in[0].dtype()) && is_i32(in[1]);
+    case OpKind::kMatMul:
+      return arity(2) && is_f32(in[0]) && cpu::is_weight_dtype(in[1].dtype());
+    case OpKind::kRmsNorm:
+      return arity(2) && is_f32(in[0]) && is_f32(in[1]) &&
+             std::holds_alternative<NormParams>(node.params);
+    case OpKind::kRope:
+      return arity(2) && is_f32(in[0]) && is_i32(in[1]) &&
+             std::holds_alternative<RopeParams>(node.params);
+    case OpKind::kKvWrite:
+      return arity(4) && is_f32(in[0]) && is_f32(in[1]) && is_cache(in[2]) &&
+             in[3].dtype() == in[2].dtype() && has_batch(node);
+    case OpKind::kAttention:
+      return arity(3) && is_f32(in[0]) && is_cache(in[1]) && in[2].dtype() == in[1].dtype() &&
+             has_batch(node);
+    case OpKind::kSwiGlu:
+    case OpKind::kAdd:
+      return arity(2) && is_f32(in[0]) && is_f32(in[1]);
+    case OpKind::kSoftmax:
+    case OpKind::kArgmax:
+      return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;
+    case OpKind::kGetRows:
+      return arity(2) && is_f32(in[0]) && is_i32(in[1]);
+  }
+  return false;
+}
+
+std::string describe_inputs(const Node& node) {
+  std::string out;
+  for (const Tensor& t : node.inputs) {
+    out += (out.empty() ? "" : ", ") + std::string(to_string(t.dtype())) + " " +
+           to_string(t.shape()) + (is_host(t) ? "" : " (not host memory)");
+  }
+  return out;
+}
+
+class CpuBackend final : public Backend {
+ public:
+  explicit CpuBackend(const BackendOptions& options) {
+    if (options.threads < 0) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "cpu threads must be >= 0, got " + std::to_string(options.threads));
+    }
+    const int hardware = static_cast<int>(std::thread::hardware_concurrency());
+    ctx_.threads = options.threads > 0 ? options.threads : (hardware > 0 ? hardware : 1);
+  }
+
+  std::string_view name() const override { return "cpu"; }
+
+  std::vector<DeviceInfo> devices() const override {
+    return {DeviceInfo{"cpu0", cpu_model_name() + ", " + std::to_string(ctx_.threads) + " threads",
+                       physical_memory_bytes()}};
+  }
+
+  std::shared_ptr<Buffer> allocate(size_t bytes) override { return allocate_host_buffer(bytes); }
+
+  // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it.
+  Tensor import_tensor(const Tensor& host) override {
+    return is_host(host) ? host : Backend::import_tensor(host);
+  }
+
+  bool supports(const Node& node) const override {
+    for (const Tensor& t : node.inputs) {
+      if (!is_host(t)) return false;
+    }
+    if (node.op != OpKind::kKvWrite && !is_host(node.output)) return false;
+    return supports_dtypes(node);
+  }
+
+  void execute(const Graph& graph) override {
+    for (const Node& node : graph.nodes()) {
+      const std::string where =
+          "cpu backend, node '" + node.name + "' (" + std::string(to_string(node.op)) + ")";
+      if (!supports(node)) {
+        throw Error(ErrorCategory::kUnsupported,
+                    where + ": unsupported inputs " + describe_inputs(node));
+      }
+      try {
+        run(node);
+      } catch (const Error& e) {
+        throw Error(e.category(), where + ": " + e.what());
+      }
+    }
+  }
+
+  void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
+    check_copy(device_tensor, bytes, "upload");
+    std::memcpy(device_tensor.raw(), host, bytes);
+  }
+
+  void download(void* host, const Tensor& device_tensor, size_t bytes) override {
+    check_copy(device_tensor, bytes, "download");
+    std::memcpy(host, device_tensor.raw(), bytes);
+  }
+
+ private:
+  static void check_copy(const Tensor& t, size_t bytes, const char* what) {
+    if (!is_host(t)) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  std::string("cpu ") + what + " needs a tensor in host memory");
+    }
+    if (bytes > t.nbytes()) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  std::string("cpu ") + what + " of " + std::to_string(bytes) +
+                      " bytes exceeds the tensor's " + std::to_string(t.nbytes()));
+    }
+  }
+
+  void run(const Node& node) const {
+    const std::vector<Tensor>& in = node.inputs;
+    switch (node.op) {
+      case OpKind::kEmbedding:
+        return cpu::embedding(ctx_, in[0], in[1], node.output);
+      case OpKind::kMatMul:
+        return cpu::matmul(ctx_, in[0], in[1], node.output);
+      case OpKind::kRmsNorm:
+        return cpu::rms_norm(ctx_, in[0], in[1], std::get<NormParams>(node.params).eps,
+                             node.output);
+      case OpKind::kRope:
+        return cpu::rope(ctx_, in[0], in[1], std::get<RopeParams>(node.params), node.output);
+      case OpKind::kKvWrite:
+        return cpu::kv_write(ctx_, in[0], in[1], in[2], in[3],
+                             *std::get<AttentionParams>(node.params).batch);
+      case OpKind::kAttention:
+        return cpu::attention(ctx_, in[0], in[1], in[2], std::get<AttentionParams>(node.params),
+                              node.output);
+      case OpKind::kSwiGlu:
+        return cpu::swiglu(ctx_, in[0], in[1], node.output);
+      case OpKind::kAdd:
+        return cpu::add(ctx_, in[0], in[1], node.output);
+      case OpKind::kSoftmax:
+        return cpu::softmax(ctx_, in[0], node.output);
+      case OpKind::kArgmax:
+        return cpu::argmax(ctx_, in[0], node.output);
+      case OpKind::kGetRows:
+        return cpu::get_rows(ctx_, in[0], in[1], node.output);
+    }
+  }
+
+  cpu::Context ctx_;
+};
+
+BackendEntry make_cpu_backend_entry() {
+  return BackendEntry{"cpu", "host CPU with OpenMP threads",
+                      [] {
+                        return BackendStatus{true, cpu_model_name()};
+                      },
+                      make_cpu_backend};
+}
+
+}  // namespace
+
+std::unique_ptr<Backend> make_cpu_backend(const BackendOptions& options) {
+  return std::make_unique<CpuBackend>(options);
+}
+
+}  // namespace baton
+
+BATON_REGISTER_BACKEND(cpu, baton::make_cpu_backend_entry())

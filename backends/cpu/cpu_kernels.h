@@ -1,0 +1,38 @@
+#pragma once
+
+// The CPU backend's kernels, one source file per op family. Callers (CpuBackend::execute) have
+// already checked dtypes with supports() and shapes through the Graph builder; kernels check
+// only data-dependent indices (ids, rows, block tables), before their parallel loops.
+
+#include "core/tensor.h"
+#include "ops/op.h"
+
+namespace baton::cpu {
+
+struct Context {
+  int threads = 1;  // OpenMP threads for every parallel loop
+};
+
+// Weight dtypes that matmul and embedding decode (see cpu_dequantize.h).
+bool is_weight_dtype(DType dtype);
+
+void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+void embedding(const Context& ctx, const Tensor& table, const Tensor& ids, const Tensor& out);
+void get_rows(const Context& ctx, const Tensor& x, const Tensor& rows, const Tensor& out);
+
+void rms_norm(const Context& ctx, const Tensor& x, const Tensor& weight, float eps,
+              const Tensor& out);
+void rope(const Context& ctx, const Tensor& x, const Tensor& positions, const RopeParams& params,
+          const Tensor& out);
+
+void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,
+              const Tensor& v_cache, const PagedBatch& batch);
+void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+               const AttentionParams& params, const Tensor& out);
+
+void swiglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out);
+void add(const Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
+void softmax(const Context& ctx, const Tensor& x, const Tensor& out);
+void argmax(const Context& ctx, const Tensor& x, const Tensor& out);
+
+}  // namespace baton::cpu

@@ -1,0 +1,56 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/graph.h"
+#include "core/tensor.h"
+
+namespace baton {
+
+struct DeviceInfo {
+  std::string name;         // "cpu0", "cuda:0"
+  std::string description;  // model name, ISA, core count
+  size_t memory_bytes = 0;  // 0 when unknown
+};
+
+// Whether a backend can run on this host, and if not, why (for `baton backends` and errors).
+struct BackendStatus {
+  bool usable = false;
+  std::string detail;
+};
+
+struct BackendOptions {
+  int threads = 0;  // CPU worker threads; 0 picks the machine's core count
+};
+
+// One device family. Backends allocate device memory for tensors, say which nodes they can
+// run, and execute a graph's nodes in order. Implementations: backends/cpu, and plugins.
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual std::vector<DeviceInfo> devices() const = 0;
+
+  virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
+  Tensor allocate_tensor(DType dtype, Shape shape);
+
+  // Whether execute() can run this node (its op and the dtypes of its inputs).
+  virtual bool supports(const Node& node) const = 0;
+  // Runs every node in order; throws Error naming the first node it cannot run.
+  virtual void execute(const Graph& graph) = 0;
+
+  // Makes a host tensor (a memory-mapped weight) usable by this backend. The default copies it
+  // into device memory; host backends return it unchanged so weights are never held twice.
+  virtual Tensor import_tensor(const Tensor& host);
+
+  // Copies between host memory and a tensor of this backend (plain memcpy on host backends).
+  virtual void upload(const Tensor& device_tensor, const void* host, size_t bytes) = 0;
+  virtual void download(void* host, const Tensor& device_tensor, size_t bytes) = 0;
+};
+
+}  // namespace baton

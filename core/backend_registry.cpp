@@ -1,0 +1,57 @@
+#include "core/backend_registry.h"
+
+#include <cstdlib>
+
+#include "baton/error.h"
+
+namespace baton {
+
+BackendRegistry& BackendRegistry::global() {
+  static BackendRegistry registry;
+  return registry;
+}
+
+void BackendRegistry::add(BackendEntry entry) {
+  std::lock_guard lock(mutex_);
+  for (const BackendEntry& e : entries_) {
+    if (e.name == entry.name) {
+      throw Error(ErrorCategory::kInternal, "backend '" + entry.name + "' registered twice");
+    }
+  }
+  entries_.push_back(std::move(entry));
+}
+
+std::vector<BackendEntry> BackendRegistry::entries() const {
+  std::lock_guard lock(mutex_);
+  return entries_;
+}
+
+std::vector<std::string> BackendRegistry::names() const {
+  std::vector<std::string> out;
+  for (const BackendEntry& e : entries()) out.push_back(e.name);
+  return out;
+}
+
+std::unique_ptr<Backend> BackendRegistry::create(const std::string& name,
+                                                 const BackendOptions& options) const {
+  std::string usable;
+  for (const BackendEntry& e : entries()) {
+    const BackendStatus status = e.probe();
+    if (status.usable) usable += (usable.empty() ? "" : ", ") + e.name;
+    if (e.name != name) continue;
+    if (!status.usable) {
+      throw Error(ErrorCategory::kBackend,
+                  "backend '" + name + "' is not usable on this host: " + status.detail);
+    }
+    return e.create(options);
+  }
+  throw Error(ErrorCategory::kBackend,
+              "unknown backend '" + name + "'; available: " + (usable.empty() ? "none" : usable));
+}
+
+std::string default_backend_name() {
+  const char* env = std::getenv("BATON_BACKEND");
+  return env && *env ? env : "cpu";
+}
+
+}  // namespace baton

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+
+namespace baton {
+
+// A block of memory owned by one device. Tensors hold buffers by shared_ptr so that views and
+// graph nodes keep their storage alive; the buffer frees its memory when the last holder goes.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual std::byte* data() = 0;
+  virtual size_t size() const = 0;
+  // Name of the device family whose memory this is ("cpu" for host memory, mapped files too).
+  virtual std::string_view device() const = 0;
+  bool is_host() const { return device() == "cpu"; }
+};
+
+// Aligned, zero-initialised host memory.
+std::shared_ptr<Buffer> allocate_host_buffer(size_t bytes);
+
+// Host memory owned by someone else (a memory-mapped file); `keep_alive` is held until the
+// buffer goes so the mapping outlives every tensor that views it.
+std::shared_ptr<Buffer> wrap_host_memory(std::byte* data, size_t bytes,
+                                         std::shared_ptr<const void> keep_alive);
+
+}  // namespace baton

@@ -1,0 +1,114 @@
+#include "core/dtype.h"
+
+#include <array>
+#include <string>
+
+#include "baton/error.h"
+
+namespace baton {
+namespace {
+
+constexpr std::array<std::string_view, 40> kGgmlTypeNames = {"f32",
+                                                             "f16",
+                                                             "q4_0",
+                                                             "q4_1",
+                                                             "q4_2 (removed)",
+                                                             "q4_3 (removed)",
+                                                             "q5_0",
+                                                             "q5_1",
+                                                             "q8_0",
+                                                             "q8_1",
+                                                             "q2_K",
+                                                             "q3_K",
+                                                             "q4_K",
+                                                             "q5_K",
+                                                             "q6_K",
+                                                             "q8_K",
+                                                             "iq2_xxs",
+                                                             "iq2_xs",
+                                                             "iq3_xxs",
+                                                             "iq1_s",
+                                                             "iq4_nl",
+                                                             "iq3_s",
+                                                             "iq2_s",
+                                                             "iq4_xs",
+                                                             "i8",
+                                                             "i16",
+                                                             "i32",
+                                                             "i64",
+                                                             "f64",
+                                                             "iq1_m",
+                                                             "bf16",
+                                                             "q4_0_4_4",
+                                                             "q4_0_4_8",
+                                                             "q4_0_8_8",
+                                                             "tq1_0",
+                                                             "tq2_0",
+                                                             "iq4_nl_4_4",
+                                                             "iq4_nl_4_8",
+                                                             "iq4_nl_8_8",
+                                                             "mxfp4"};
+
+}  // namespace
+
+const DTypeTraits& traits(DType dtype) {
+  static const DTypeTraits kF32{"f32", 1, 4};
+  static const DTypeTraits kF16{"f16", 1, 2};
+  static const DTypeTraits kBF16{"bf16", 1, 2};
+  static const DTypeTraits kI8{"i8", 1, 1};
+  static const DTypeTraits kI32{"i32", 1, 4};
+  static const DTypeTraits kQ8_0{"q8_0", kQK8_0, sizeof(BlockQ8_0)};
+  static const DTypeTraits kQ4_0{"q4_0", kQK4_0, sizeof(BlockQ4_0)};
+  switch (dtype) {
+    case DType::kF32:
+      return kF32;
+    case DType::kF16:
+      return kF16;
+    case DType::kBF16:
+      return kBF16;
+    case DType::kI8:
+      return kI8;
+    case DType::kI32:
+      return kI32;
+    case DType::kQ8_0:
+      return kQ8_0;
+    case DType::kQ4_0:
+      return kQ4_0;
+  }
+  throw Error(ErrorCategory::kInternal,
+              "unknown dtype code " + std::to_string(static_cast<uint32_t>(dtype)));
+}
+
+std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type) {
+  switch (static_cast<DType>(ggml_type)) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kI8:
+    case DType::kI32:
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return static_cast<DType>(ggml_type);
+  }
+  return std::nullopt;
+}
+
+std::string_view ggml_type_name(uint32_t ggml_type) {
+  return ggml_type < kGgmlTypeNames.size() ? kGgmlTypeNames[ggml_type] : "unknown";
+}
+
+size_t bytes_for(DType dtype, int64_t count) {
+  const DTypeTraits& t = traits(dtype);
+  if (count % t.block_size != 0) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                std::to_string(count) + " elements is not a whole number of " +
+                    std::string(t.name) + " blocks of " + std::to_string(t.block_size));
+  }
+  return static_cast<size_t>(count / t.block_size) * t.block_bytes;
+}
+
+bool is_quantized(DType dtype) {
+  return traits(dtype).block_size > 1;
+}
+
+}  // namespace baton

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "ops/op.h"
+
+namespace baton {
+
+// One operation of a step: reads `inputs`, writes `output` (kKvWrite writes its cache inputs
+// in place and has no output).
+struct Node {
+  OpKind op;
+  std::vector<Tensor> inputs;
+  Tensor output;
+  OpParams params;
+  std::string name;  // for error messages and per-node comparison in tests
+};
+
+// Allocates a node's output on the device that will execute the graph.
+using TensorAllocator = std::function<Tensor(DType, Shape)>;
+
+// The device-agnostic computation of one model step, built fresh for each batch. Builder
+// methods check shapes, allocate the output and append a node; a backend then runs the nodes
+// in order.
+class Graph {
+ public:
+  explicit Graph(TensorAllocator allocate) : allocate_(std::move(allocate)) {}
+
+  Tensor embedding(const Tensor& table, const Tensor& ids, std::string name = "embedding");
+  Tensor matmul(const Tensor& x, const Tensor& w, std::string name = "matmul");
+  Tensor rms_norm(const Tensor& x, const Tensor& weight, float eps, std::string name = "rms_norm");
+  Tensor rope(const Tensor& x, const Tensor& positions, RopeParams params,
+              std::string name = "rope");
+  void kv_write(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Tensor& v_cache,
+                std::shared_ptr<const PagedBatch> batch, std::string name = "kv_write");
+  Tensor attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
+                   AttentionParams params, std::string name = "attention");
+  Tensor swiglu(const Tensor& gate, const Tensor& up, std::string name = "swiglu");
+  Tensor add(const Tensor& a, const Tensor& b, std::string name = "add");
+  Tensor softmax(const Tensor& x, std::string name = "softmax");
+  Tensor argmax(const Tensor& x, std::string name = "argmax");
+  Tensor get_rows(const Tensor& x, const Tensor& rows, std::string name = "get_rows");
+
+  const std::vector<Node>& nodes() const { return nodes_; }
+
+ private:
+  Tensor append(OpKind op, std::vector<Tensor> inputs, DType out_dtype, Shape out_shape,
+                OpParams params, std::string name);
+
+  TensorAllocator allocate_;
+  std::vector<Node> nodes_;
+};
+
+}  // namespace baton

@@ -1,0 +1,39 @@
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <vector>
+
+#include "baton/sampling_params.h"
+
+namespace baton {
+
+// Picks the next token from one sequence's logits. The chain is: repetition penalty, top-k,
+// top-p, min-p, temperature, then a draw from a generator seeded per request.
+class Sampler {
+ public:
+  explicit Sampler(const SamplingParams& params);
+
+  // `history` holds the sequence's tokens so far (prompt included) for the penalty.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  struct Candidate {
+    int32_t id;
+    float logit;
+  };
+  void apply_repetition_penalty(std::vector<Candidate>& candidates,
+                                std::span<const int32_t> history) const;
+
+  SamplingParams params_;
+  std::mt19937_64 rng_;
+  std::vector<Candidate> candidates_;  // reused across calls to avoid a vocab-sized allocation
+};
+
+// Index of the largest value; the first one on ties.
+int32_t argmax(std::span<const float> values);
+
+}  // namespace baton

@@ -1,0 +1,81 @@
+#pragma once
+
+// Baton's C++ library API. Errors are thrown as baton::Error (see baton/error.h) with a category
+// and a message naming the bad value.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/sampling_params.h"
+
+namespace baton {
+
+struct LLMOptions {
+  std::string model;         // path to a GGUF file
+  std::string backend;       // "" = $BATON_BACKEND or "cpu"
+  int32_t threads = 0;       // CPU threads; 0 = all cores
+  int32_t context_size = 0;  // tokens per sequence; 0 = the model's trained context, capped at 4096
+  int32_t kv_block_size = 16;
+};
+
+struct GenerationParams {
+  SamplingParams sampling;
+  int32_t max_tokens = 128;    // new tokens at most; generation also stops at the context end
+  bool add_special = true;     // BOS/EOS as the model's tokenizer metadata says
+  bool parse_special = false;  // "<s>" in the prompt becomes the control token, not text
+  bool ignore_eos = false;     // keep generating past end-of-generation tokens
+};
+
+enum class FinishReason {
+  kStop,     // the model produced an end-of-generation token
+  kLength,   // max_tokens or the context size was reached
+  kAborted,  // the streaming callback asked to stop
+};
+
+const char* to_string(FinishReason reason);
+
+struct GenerationOutput {
+  std::string text;                    // the generated continuation (the prompt is not repeated)
+  std::vector<int32_t> prompt_tokens;  // the prompt as tokenized, BOS included
+  std::vector<int32_t> tokens;         // generated token ids
+  FinishReason finish_reason = FinishReason::kLength;
+  double prompt_seconds = 0;      // prefill time: the time to first token
+  double generation_seconds = 0;  // time of the decode steps after the first token
+};
+
+struct ModelSummary {
+  std::string architecture;
+  std::string backend;
+  int32_t n_vocab, n_ctx_train, context_size, n_embd, n_layer, n_head, n_head_kv, n_ff;
+};
+
+// Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.
+using TextCallback = std::function<bool(std::string_view text)>;
+
+// A loaded model on one backend, ready to generate. Not thread-safe: one generate call at a time.
+class LLM {
+ public:
+  explicit LLM(const LLMOptions& options);
+  ~LLM();
+  LLM(LLM&&) noexcept;
+  LLM& operator=(LLM&&) noexcept;
+
+  std::vector<GenerationOutput> generate(const std::vector<std::string>& prompts,
+                                         const GenerationParams& params);
+  GenerationOutput generate(std::string_view prompt, const GenerationParams& params,
+                            const TextCallback& on_text = {});
+
+  std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+  std::string detokenize(const std::vector<int32_t>& tokens) const;
+  ModelSummary summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton

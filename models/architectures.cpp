@@ -1,0 +1,49 @@
+#include <functional>
+#include <map>
+
+#include "baton/error.h"
+#include "models/llama.h"
+#include "models/model.h"
+
+namespace baton {
+namespace {
+
+using Loader = std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backend&)>;
+
+// GGUF `general.architecture` values and how to load each. A new family adds a line here and
+// a file of its own.
+const std::map<std::string, Loader>& loaders() {
+  static const std::map<std::string, Loader> kLoaders = {
+      {"llama",
+       [](const gguf::GgufFile& f, Backend& b) { return load_llama(f, b, LlamaVariant{}); }},
+      {"qwen2",
+       [](const gguf::GgufFile& f, Backend& b) {
+         return load_llama(f, b, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});
+       }},
+  };
+  return kLoaders;
+}
+
+}  // namespace
+
+std::vector<std::string> supported_architectures() {
+  std::vector<std::string> names;
+  for (const auto& [name, loader] : loaders()) names.push_back(name);
+  return names;
+}
+
+std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend) {
+  const std::string arch = file.get_string("general.architecture");
+  const auto it = loaders().find(arch);
+  if (it == loaders().end()) {
+    std::string known;
+    for (const std::string& name : supported_architectures())
+      known += (known.empty() ? "" : ", ") + name;
+    throw Error(ErrorCategory::kUnsupported, file.path().filename().string() +
+                                                 ": unknown model architecture '" + arch +
+                                                 "' (supported: " + known + ")");
+  }
+  return it->second(file, backend);
+}
+
+}  // namespace baton

@@ -1,0 +1,57 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/gguf/gguf_file.h"
+#include "core/kv_cache/paged_kv_cache.h"
+#include "ops/op.h"
+
+namespace baton {
+
+// Hyperparameters every decoder-only architecture reports, read from GGUF metadata.
+struct ModelConfig {
+  std::string architecture;
+  int32_t n_vocab = 0;
+  int32_t n_ctx_train = 0;
+  int32_t n_embd = 0;
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t head_dim = 0;
+  int32_t n_ff = 0;
+  float rms_eps = 1e-5f;
+  RopeParams rope;
+};
+
+// One model step's input: the new tokens of every scheduled sequence, flattened, with where each
+// lives in the paged KV cache, and which tokens need logits (usually each sequence's last).
+struct StepInput {
+  std::vector<int32_t> tokens;
+  std::shared_ptr<const PagedBatch> layout;
+  std::vector<int32_t> logit_rows;
+};
+
+// A loaded model: weights placed on a backend, and the recipe for one step's graph.
+class Model {
+ public:
+  virtual ~Model() = default;
+  virtual const ModelConfig& config() const = 0;
+  // Appends the step's computation to `graph` and returns its logits tensor
+  // [logit_rows.size(), n_vocab]; writes the new tokens' K/V into `cache`.
+  virtual Tensor build_step(Graph& graph, const StepInput& input,
+                            const PagedKvCache& cache) const = 0;
+};
+
+// Names of the architectures load_model accepts.
+std::vector<std::string> supported_architectures();
+
+// Reads the config and weights of `file` for `backend`. Throws Error(kUnsupported) for an
+// architecture Baton does not implement, Error(kInvalidModel) naming a missing or misshapen
+// tensor or metadata key.
+std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend);
+
+}  // namespace baton

@@ -1,0 +1,37 @@
+#pragma once
+
+// Runs graphs on fresh CPU backends with one and with two threads. Every kernel computes each
+// output element on one thread with the same instruction sequence, so the two runs must agree
+// bit for bit; run_cpu checks that before returning.
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "backends/cpu/cpu_backend.h"
+#include "core/graph.h"
+#include "tests/ops/op_test_util.h"
+
+namespace baton::testing {
+
+inline Graph graph_on(Backend& backend) {
+  return Graph([&backend](DType dtype, Shape shape) {
+    return backend.allocate_tensor(dtype, std::move(shape));
+  });
+}
+
+// build(graph) appends the nodes under test and returns the tensor to compare; it is called
+// once per thread count, so it must not share tensors that the graph writes (KV caches).
+inline Tensor run_cpu(const std::function<Tensor(Graph&)>& build) {
+  Tensor outputs[2];
+  for (int threads : {1, 2}) {
+    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = threads});
+    Graph graph = graph_on(*backend);
+    outputs[threads - 1] = build(graph);
+    backend->execute(graph);
+  }
+  expect_identical(outputs[0], outputs[1]);
+  return outputs[0];
+}
+
+}  // namespace baton::testing

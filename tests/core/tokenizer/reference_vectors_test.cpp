@@ -1,0 +1,113 @@
+// llama.cpp's tokenizer test vectors (../shared/models/vocab/*.gguf.inp/.out): every input must
+// tokenize to exactly the recorded ids with add_special=false and parse_special=false.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/tokenizer/tokenizer.h"
+#include "tests/core/tokenizer/tokenizer_test_util.h"
+#include "tests/test_data.h"
+
+namespace baton {
+namespace {
+
+std::vector<std::string> split_inputs(const std::string& text) {
+  constexpr std::string_view kSeparator = "\n__ggml_vocab_test__\n";
+  std::vector<std::string> inputs;
+  size_t start = 0;
+  for (size_t at = text.find(kSeparator); at != std::string::npos;
+       at = text.find(kSeparator, start)) {
+    inputs.push_back(text.substr(start, at - start));
+    start = at + kSeparator.size();
+  }
+  return inputs;
+}
+
+std::vector<std::vector<int32_t>> parse_outputs(const std::string& text) {
+  std::vector<std::vector<int32_t>> outputs;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    std::istringstream numbers(line);
+    std::vector<int32_t>& ids = outputs.emplace_back();
+    for (int32_t id; numbers >> id;) ids.push_back(id);
+  }
+  return outputs;
+}
+
+std::string join(const std::vector<int32_t>& ids) {
+  std::string text;
+  for (const int32_t id : ids) {
+    text += ' ';
+    text += std::to_string(id);
+  }
+  return text;
+}
+
+std::string test_name(const ::testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
+class ReferenceVectors : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReferenceVectors, ReproducesEveryTokenSequence) {
+  const std::string name = std::string("vocab/ggml-vocab-") + GetParam() + ".gguf";
+  const auto inp = testing::shared_model(name + ".inp");
+  BATON_REQUIRE_SHARED_FILE(inp);
+  const auto gguf = testing::shared_model(name);
+  if (!std::filesystem::exists(gguf)) {
+    GTEST_SKIP() << gguf.string() << " is not in ../shared (only its test vectors are); "
+                 << "skipping " << GetParam();
+  }
+  const auto tokenizer = testing::load_tokenizer(gguf);
+  const std::vector<std::string> inputs = split_inputs(testing::read_file(inp));
+  const auto outputs = parse_outputs(testing::read_file(testing::shared_model(name + ".out")));
+  ASSERT_EQ(inputs.size(), outputs.size());
+
+  size_t passed = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<int32_t> ids = tokenizer->encode(inputs[i], false, false);
+    if (ids == outputs[i]) {
+      ++passed;
+    } else {
+      ADD_FAILURE() << GetParam() << " input " << i << " '" << inputs[i] << "'\n  expected"
+                    << join(outputs[i]) << "\n  got     " << join(ids);
+    }
+  }
+  std::printf("[ %s ] %zu/%zu reference inputs match\n", GetParam(), passed, inputs.size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVectors,
+                         ::testing::Values("llama-spm", "phi-3", "gpt-2", "falcon", "mpt",
+                                           "starcoder", "refact", "deepseek-llm", "deepseek-coder",
+                                           "bert-bge", "llama-bpe", "qwen2"),
+                         test_name);
+
+// Every vocabulary in ../shared, including those without vectors (Baichuan, GPT-NeoX), must
+// give the reference inputs back unchanged from decode(encode(text)).
+class RoundTrip : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(RoundTrip, DecodeGivesBackTheEncodedText) {
+  const auto gguf = testing::shared_model(std::string("vocab/ggml-vocab-") + GetParam() + ".gguf");
+  const auto inp = testing::shared_model("vocab/ggml-vocab-gpt-2.gguf.inp");
+  BATON_REQUIRE_SHARED_FILE(gguf);
+  BATON_REQUIRE_SHARED_FILE(inp);
+  const auto tokenizer = testing::load_tokenizer(gguf);
+  for (const std::string& input : split_inputs(testing::read_file(inp))) {
+    EXPECT_EQ(tokenizer->decode(tokenizer->encode(input, true, false)), input);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Vocabularies, RoundTrip,
+                         ::testing::Values("llama-spm", "phi-3", "baichuan", "gpt-2", "gpt-neox",
+                                           "falcon", "mpt", "starcoder", "refact", "deepseek-llm",
+                                           "deepseek-coder"),
+                         test_name);
+
+}  // namespace
+}  // namespace baton

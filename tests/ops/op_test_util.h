@@ -1,0 +1,154 @@
+#pragma once
+
+// Helpers for op tests: tensors from literals, seeded random tensors of every dtype, and
+// element-wise comparisons that report where two tensors differ.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <ostream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/half.h"
+#include "core/tensor.h"
+#include "ops/op.h"
+
+namespace baton {
+
+// Lets GoogleTest print dtype parameters by name.
+inline void PrintTo(DType dtype, std::ostream* os) {
+  *os << to_string(dtype);
+}
+
+}  // namespace baton
+
+namespace baton::testing {
+
+// RopeParams without designated initialisers, which GCC's -Wextra flags when freq_factors is
+// left out.
+inline RopeParams rope_params(int n_rot, RopeMode mode = RopeMode::kNormal,
+                              float freq_base = 10000.0f, float freq_scale = 1.0f) {
+  RopeParams p;
+  p.n_rot = n_rot;
+  p.mode = mode;
+  p.freq_base = freq_base;
+  p.freq_scale = freq_scale;
+  return p;
+}
+
+inline Tensor f32_tensor(Shape shape, const std::vector<float>& values) {
+  Tensor t = Tensor::host(DType::kF32, std::move(shape));
+  EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
+  std::memcpy(t.raw(), values.data(), t.nbytes());
+  return t;
+}
+
+inline Tensor i32_tensor(const std::vector<int32_t>& values) {
+  Tensor t = Tensor::host(DType::kI32, {static_cast<int64_t>(values.size())});
+  std::memcpy(t.raw(), values.data(), t.nbytes());
+  return t;
+}
+
+inline std::vector<float> values_of(const Tensor& t) {
+  return {t.data<float>(), t.data<float>() + t.numel()};
+}
+
+inline Tensor copy_of(const Tensor& t) {
+  Tensor out = Tensor::host(t.dtype(), t.shape());
+  std::memcpy(out.raw(), t.raw(), t.nbytes());
+  return out;
+}
+
+// Uniform floats in [lo, hi).
+inline Tensor random_f32(Shape shape, uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
+  Tensor t = Tensor::host(DType::kF32, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> dist(lo, hi);
+  for (float& v : t.span<float>()) v = dist(rng);
+  return t;
+}
+
+inline Tensor random_i32(int64_t n, int32_t limit, uint32_t seed) {
+  Tensor t = Tensor::host(DType::kI32, {n});
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(0, limit - 1);
+  for (int32_t& v : t.span<int32_t>()) v = dist(rng);
+  return t;
+}
+
+// A weight of any supported dtype with values of magnitude up to about 1. Quantized blocks get
+// random quants and a random positive scale, so every quant value is exercised.
+inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
+  Tensor t = Tensor::host(dtype, std::move(shape));
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  const int64_t n = t.numel();
+  switch (dtype) {
+    case DType::kF32:
+      for (float& v : t.span<float>()) v = unit(rng);
+      break;
+    case DType::kF16:
+      for (int64_t i = 0; i < n; ++i) t.data<uint16_t>()[i] = fp32_to_fp16(unit(rng));
+      break;
+    case DType::kBF16:
+      for (int64_t i = 0; i < n; ++i) t.data<uint16_t>()[i] = fp32_to_bf16(unit(rng));
+      break;
+    case DType::kQ8_0: {
+      std::uniform_real_distribution<float> scale(0.001f, 0.008f);
+      std::uniform_int_distribution<int> quant(-128, 127);
+      for (int64_t b = 0; b < n / kQK8_0; ++b) {
+        BlockQ8_0& block = t.data<BlockQ8_0>()[b];
+        block.d = fp32_to_fp16(scale(rng));
+        for (int8_t& q : block.qs) q = static_cast<int8_t>(quant(rng));
+      }
+      break;
+    }
+    case DType::kQ4_0: {
+      std::uniform_real_distribution<float> scale(0.02f, 0.12f);
+      std::uniform_int_distribution<int> byte(0, 255);
+      for (int64_t b = 0; b < n / kQK4_0; ++b) {
+        BlockQ4_0& block = t.data<BlockQ4_0>()[b];
+        block.d = fp32_to_fp16(scale(rng));
+        for (uint8_t& q : block.qs) q = static_cast<uint8_t>(byte(rng));
+      }
+      break;
+    }
+    default:
+      ADD_FAILURE() << "random_weight: no generator for " << to_string(dtype);
+  }
+  return t;
+}
+
+// Expects |actual - expected| <= atol + rtol * |expected| for every element of two f32 tensors.
+inline void expect_close(const Tensor& actual, const Tensor& expected, double rtol, double atol) {
+  ASSERT_EQ(actual.shape(), expected.shape());
+  ASSERT_EQ(actual.dtype(), DType::kF32);
+  ASSERT_EQ(expected.dtype(), DType::kF32);
+  int reported = 0;
+  for (int64_t i = 0; i < actual.numel(); ++i) {
+    const double a = actual.data<float>()[i], e = expected.data<float>()[i];
+    if (std::abs(a - e) <= atol + rtol * std::abs(e)) continue;
+    ADD_FAILURE() << "element " << i << " of " << to_string(actual.shape()) << ": got " << a
+                  << ", expected " << e << " (diff " << std::abs(a - e) << ")";
+    if (++reported == 5) return;
+  }
+}
+
+// Expects two tensors of any dtype to hold the same bytes.
+inline void expect_identical(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  ASSERT_EQ(a.dtype(), b.dtype());
+  const size_t bytes = a.nbytes();
+  size_t first_diff = bytes;
+  for (size_t i = 0; i < bytes && first_diff == bytes; ++i) {
+    if (a.raw()[i] != b.raw()[i]) first_diff = i;
+  }
+  EXPECT_EQ(first_diff, bytes) << "tensors " << to_string(a.shape()) << " of "
+                               << to_string(a.dtype()) << " differ first at byte " << first_diff;
+}
+
+}  // namespace baton::testing

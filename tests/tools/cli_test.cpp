@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/models/reference_cases.h"
+#include "tests/test_data.h"
+
+namespace {
+
+struct CommandResult {
+  int exit_code;
+  std::string out;  // stdout and stderr together when merge_stderr
+};
+
+// Runs the built `baton` binary with `args` (already shell-quoted).
+CommandResult baton(const std::string& args, bool merge_stderr = false) {
+  const std::string cmd = std::string(BATON_BINARY_DIR) + "/bin/baton " + args +
+                          (merge_stderr ? " 2>&1" : " 2>/dev/null");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status)) << "baton " << args << " did not exit normally (crashed?)";
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+std::string model_arg() {
+  return "-m " + baton::testing::shared_model("stories260K.gguf").string();
+}
+
+#define REQUIRE_STORIES() \
+  BATON_REQUIRE_SHARED_FILE(baton::testing::shared_model("stories260K.gguf"))
+
+TEST(Cli, RunGreedyEmptyPromptPrintsTheLlama2cReferenceText) {
+  REQUIRE_STORIES();
+  const auto ref = baton::testing::reference_case("doc_greedy_empty_prompt");
+  const CommandResult r = baton("run " + model_arg() + " -n 256 --temp 0 -q");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, ref.expected);
+}
+
+TEST(Cli, RunWithPromptPrintsPromptAndContinuation) {
+  REQUIRE_STORIES();
+  const CommandResult r =
+      baton("run " + model_arg() + " -p 'Once upon a time' -n 16 --temp 0 -t 1");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("Once upon a time, there was a little girl named Lily", 0), 0u) << r.out;
+}
+
+TEST(Cli, TokenizePrintsIdsAsJson) {
+  REQUIRE_STORIES();
+  CommandResult r = baton("tokenize " + model_arg() + " -p 'Once upon a time'");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json({1, 403, 407, 261, 378}));
+  r = baton("tokenize " + model_arg() + " -p 'Once upon a time' --no-add-special");
+  EXPECT_EQ(nlohmann::json::parse(r.out), nlohmann::json({403, 407, 261, 378}));
+}
+
+TEST(Cli, TokenizeTreatsSpecialTextAsTextUnlessAsked) {
+  REQUIRE_STORIES();
+  const auto plain =
+      nlohmann::json::parse(baton("tokenize " + model_arg() + " -p '<s>' --no-add-special").out);
+  const auto parsed = nlohmann::json::parse(
+      baton("tokenize " + model_arg() + " -p '<s>' --no-add-special --parse-special").out);
+  EXPECT_EQ(parsed, nlohmann::json({1}));
+  EXPECT_NE(plain, parsed);
+}
+
+TEST(Cli, InfoShowsArchitectureShapesAndMetadata) {
+  REQUIRE_STORIES();
+  const CommandResult r = baton("info " + model_arg());
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("model: llama, 5 layers, n_embd 64, 8 heads (4 kv heads"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("blk.0.attn_q.weight"), std::string::npos);
+  EXPECT_NE(r.out.find("tokenizer.ggml.model"), std::string::npos);
+}
+
+TEST(Cli, BackendsListsCpuAsUsable) {
+  const CommandResult r = baton("backends");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("cpu      usable"), std::string::npos) << r.out;
+}
+
+TEST(Cli, UnknownBackendFailsWithTheAvailableList) {
+  REQUIRE_STORIES();
+  const CommandResult r = baton("run " + model_arg() + " --backend cuda -n 1", true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("unknown backend 'cuda'; available: cpu"), std::string::npos) << r.out;
+}
+
+TEST(Cli, CorruptModelFailsCleanly) {
+  const auto path = std::filesystem::temp_directory_path() / "baton_cli_corrupt.gguf";
+  std::ofstream(path, std::ios::binary) << "GGUF\x03\0\0\0garbage";
+  const CommandResult r = baton("run -m " + path.string() + " -n 1", true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("error: "), std::string::npos) << r.out;
+  std::filesystem::remove(path);
+}
+
+TEST(Cli, MissingModelFlagIsAUsageError) {
+  const CommandResult r = baton("run -p hi", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+}
+
+}  // namespace

@@ -1,0 +1,33 @@
+#include <iostream>
+#include <map>
+
+#include "baton/error.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"Baton: portable LLM inference"};
+  app.require_subcommand(1);
+  const std::map<std::string, baton::cli::Action> actions = {
+      {"run", baton::cli::add_run_command(app)},
+      {"tokenize", baton::cli::add_tokenize_command(app)},
+      {"info", baton::cli::add_info_command(app)},
+      {"backends", baton::cli::add_backends_command(app)},
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (const auto& [name, action] : actions) {
+      if (app.got_subcommand(name)) return action();
+    }
+  } catch (const baton::Error& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  }
+  return 1;
+}

@@ -1,0 +1,75 @@
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <random>
+
+#include "baton/llm.h"
+#include "tools/commands.h"
+
+namespace baton::cli {
+namespace {
+
+struct RunFlags {
+  LLMOptions model;
+  GenerationParams generation;
+  std::string prompt;
+  int64_t seed = -1;
+  bool no_add_special = false;
+  bool quiet = false;
+};
+
+}  // namespace
+
+Action add_run_command(CLI::App& app) {
+  auto flags = std::make_shared<RunFlags>();
+  CLI::App* cmd = app.add_subcommand("run", "generate a continuation of a prompt");
+  cmd->add_option("-m,--model", flags->model.model, "GGUF model file")->required();
+  cmd->add_option("-p,--prompt", flags->prompt, "prompt text (default: empty, start from BOS)");
+  cmd->add_option("-n,--n-predict", flags->generation.max_tokens, "tokens to generate")
+      ->capture_default_str();
+  cmd->add_option("--backend", flags->model.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd->add_option("-t,--threads", flags->model.threads, "CPU threads (default: all cores)");
+  cmd->add_option("-c,--ctx-size", flags->model.context_size, "context size in tokens");
+  SamplingParams& s = flags->generation.sampling;
+  cmd->add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
+  cmd->add_option("--top-k", s.top_k, "top-k; 0 = off")->capture_default_str();
+  cmd->add_option("--top-p", s.top_p, "top-p; 1 = off")->capture_default_str();
+  cmd->add_option("--min-p", s.min_p, "min-p; 0 = off")->capture_default_str();
+  cmd->add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")
+      ->capture_default_str();
+  cmd->add_option("--repeat-last-n", s.repeat_last_n, "tokens the penalty considers")
+      ->capture_default_str();
+  cmd->add_option("-s,--seed", flags->seed, "random seed (default: random)");
+  cmd->add_flag("--no-add-special", flags->no_add_special, "do not add BOS/EOS to the prompt");
+  cmd->add_flag("--parse-special", flags->generation.parse_special,
+                "treat special-token text such as <s> in the prompt as tokens");
+  cmd->add_flag("--ignore-eos", flags->generation.ignore_eos, "generate past end-of-text tokens");
+  cmd->add_flag("-q,--quiet", flags->quiet, "print no timings");
+
+  return [flags] {
+    flags->generation.add_special = !flags->no_add_special;
+    flags->generation.sampling.seed =
+        flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();
+    LLM llm(flags->model);
+    std::cout << flags->prompt << std::flush;
+    const GenerationOutput out =
+        llm.generate(flags->prompt, flags->generation, [](std::string_view piece) {
+          std::cout << piece << std::flush;
+          return true;
+        });
+    std::cout << "\n" << std::flush;
+    if (!flags->quiet) {
+      const double prompt_tps = out.prompt_tokens.size() / std::max(out.prompt_seconds, 1e-9);
+      const double decode_tokens = out.tokens.empty() ? 0 : out.tokens.size() - 1.0;
+      std::fprintf(stderr,
+                   "prompt: %zu tokens in %.1f ms (%.1f tok/s); generated: %zu tokens, "
+                   "%.1f tok/s; finish: %s\n",
+                   out.prompt_tokens.size(), out.prompt_seconds * 1e3, prompt_tps,
+                   out.tokens.size(), decode_tokens / std::max(out.generation_seconds, 1e-9),
+                   to_string(out.finish_reason));
+    }
+    return 0;
+  };
+}
+
+}  // namespace baton::cli

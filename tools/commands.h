@@ -1,0 +1,16 @@
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace baton::cli {
+
+// Each subcommand registers its flags on the app and returns the action to run when chosen.
+using Action = std::function<int()>;
+
+Action add_run_command(CLI::App& app);
+Action add_tokenize_command(CLI::App& app);
+Action add_info_command(CLI::App& app);
+Action add_backends_command(CLI::App& app);
+
+}  // namespace baton::cli
