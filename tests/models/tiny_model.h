@@ -1,0 +1,217 @@
+#pragma once
+
+// A tiny random-weight Llama-family model written as GGUF, and a naive double-precision forward
+// pass over the same weights that serves as the reference for whole-model tests.
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "core/gguf/gguf_writer.h"
+
+namespace baton::testing {
+
+struct TinyModelSpec {
+  std::string architecture = "llama";  // "llama" (normal rope) or "qwen2" (neox rope, qkv bias)
+  int n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2, n_vocab = 300;
+  bool tied_output = true;
+  float rope_scaling_factor = 1.0f;  // linear scaling; 1 = none
+};
+
+class TinyModel {
+ public:
+  TinyModel(const TinyModelSpec& spec, uint32_t seed) : spec_(spec), rng_(seed) {
+    const int hd = head_dim(), q = spec.n_head * hd, kv = spec.n_head_kv * hd;
+    add("token_embd.weight", {spec.n_vocab, spec.n_embd}, 1.0f);
+    add("output_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+    if (!spec.tied_output) add("output.weight", {spec.n_vocab, spec.n_embd}, 0.5f);
+    for (int l = 0; l < spec.n_layer; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      add(p + "attn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+      add(p + "attn_q.weight", {q, spec.n_embd}, 0.4f);
+      add(p + "attn_k.weight", {kv, spec.n_embd}, 0.4f);
+      add(p + "attn_v.weight", {kv, spec.n_embd}, 0.4f);
+      if (qwen2()) {
+        add(p + "attn_q.bias", {q}, 0.3f);
+        add(p + "attn_k.bias", {kv}, 0.3f);
+        add(p + "attn_v.bias", {kv}, 0.3f);
+      }
+      add(p + "attn_output.weight", {spec.n_embd, q}, 0.3f);
+      add(p + "ffn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+      add(p + "ffn_gate.weight", {spec.n_ff, spec.n_embd}, 0.4f);
+      add(p + "ffn_up.weight", {spec.n_ff, spec.n_embd}, 0.4f);
+      add(p + "ffn_down.weight", {spec.n_embd, spec.n_ff}, 0.3f);
+    }
+  }
+
+  // Writes the model with a SentencePiece vocabulary: <unk> <s> </s>, 256 byte tokens, then
+  // single-letter pieces "▁a".."▁z" and filler.
+  void write(const std::filesystem::path& path, const std::vector<std::string>& skip = {}) const {
+    gguf::GgufWriter w;
+    const std::string& a = spec_.architecture;
+    w.add_string("general.architecture", a);
+    w.add_uint32(a + ".context_length", 256);
+    w.add_uint32(a + ".embedding_length", spec_.n_embd);
+    w.add_uint32(a + ".block_count", spec_.n_layer);
+    w.add_uint32(a + ".feed_forward_length", spec_.n_ff);
+    w.add_uint32(a + ".attention.head_count", spec_.n_head);
+    w.add_uint32(a + ".attention.head_count_kv", spec_.n_head_kv);
+    w.add_float32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
+    w.add_float32(a + ".rope.freq_base", 10000.0f);
+    if (spec_.rope_scaling_factor != 1.0f) {
+      w.add_string(a + ".rope.scaling.type", "linear");
+      w.add_float32(a + ".rope.scaling.factor", spec_.rope_scaling_factor);
+    }
+    std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+    std::vector<int32_t> types = {2, 3, 3};
+    for (int b = 0; b < 256; ++b) {
+      char name[8];
+      std::snprintf(name, sizeof name, "<0x%02X>", b);
+      tokens.push_back(name);
+      types.push_back(6);
+    }
+    for (int i = 0; static_cast<int>(tokens.size()) < spec_.n_vocab; ++i) {
+      tokens.push_back(i < 26 ? "\xe2\x96\x81" + std::string(1, char('a' + i))
+                              : "x" + std::to_string(i));
+      types.push_back(1);
+    }
+    w.add_string("tokenizer.ggml.model", "llama");
+    w.add_string_array("tokenizer.ggml.tokens", tokens);
+    w.add_float32_array("tokenizer.ggml.scores", std::vector<float>(tokens.size(), 0.0f));
+    w.add_int32_array("tokenizer.ggml.token_type", types);
+    w.add_uint32("tokenizer.ggml.bos_token_id", 1);
+    w.add_uint32("tokenizer.ggml.eos_token_id", 2);
+    for (const auto& [name, t] : tensors_) {
+      if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
+      w.add_tensor(name, t.shape, DType::kF32, std::as_bytes(std::span<const float>(t.values)));
+    }
+    w.write(path);
+  }
+
+  // Greedy continuation computed from scratch at every step in double precision.
+  std::vector<int32_t> greedy(std::vector<int32_t> tokens, int n) const {
+    std::vector<int32_t> out;
+    for (int i = 0; i < n; ++i) {
+      const std::vector<double> logits = last_logits(tokens);
+      const int32_t next =
+          static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+      out.push_back(next);
+      tokens.push_back(next);
+    }
+    return out;
+  }
+
+ private:
+  using Vec = std::vector<double>;
+  struct Weight {
+    Shape shape;
+    std::vector<float> values;
+  };
+
+  bool qwen2() const { return spec_.architecture == "qwen2"; }
+  int head_dim() const { return spec_.n_embd / spec_.n_head; }
+
+  void add(const std::string& name, Shape shape, float scale, float offset = 0.0f) {
+    std::normal_distribution<float> normal(0.0f, scale);
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> v(n);
+    for (float& x : v) x = offset + normal(rng_);
+    tensors_[name] = Weight{std::move(shape), std::move(v)};
+  }
+
+  const Weight& w(const std::string& name) const { return tensors_.at(name); }
+
+  // y = W x (+ b) for W [rows, cols].
+  Vec linear(const std::string& name, const Vec& x, const std::string& bias = "") const {
+    const Weight& m = w(name);
+    Vec y(m.shape[0], 0.0);
+    for (int64_t r = 0; r < m.shape[0]; ++r) {
+      for (int64_t c = 0; c < m.shape[1]; ++c) y[r] += double(m.values[r * m.shape[1] + c]) * x[c];
+      if (!bias.empty()) y[r] += w(bias).values[r];
+    }
+    return y;
+  }
+
+  Vec rms_norm(const Vec& x, const std::string& weight) const {
+    double ss = 0;
+    for (double v : x) ss += v * v;
+    const double inv = 1.0 / std::sqrt(ss / x.size() + 1e-5);
+    Vec y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * w(weight).values[i];
+    return y;
+  }
+
+  void rope(Vec& x, int heads, int pos) const {
+    const int hd = head_dim();
+    for (int h = 0; h < heads; ++h) {
+      for (int i = 0; i < hd / 2; ++i) {
+        const double theta =
+            pos / double(spec_.rope_scaling_factor) * std::pow(10000.0, -2.0 * i / hd);
+        const int a = qwen2() ? h * hd + i : h * hd + 2 * i;
+        const int b = qwen2() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;
+        const double x0 = x[a], x1 = x[b];
+        x[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
+        x[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+      }
+    }
+  }
+
+  std::vector<double> last_logits(const std::vector<int32_t>& tokens) const {
+    const int n = static_cast<int>(tokens.size()), hd = head_dim();
+    std::vector<Vec> x(n);
+    for (int t = 0; t < n; ++t) {
+      const auto& e = w("token_embd.weight").values;
+      x[t].assign(e.begin() + tokens[t] * spec_.n_embd, e.begin() + (tokens[t] + 1) * spec_.n_embd);
+    }
+    for (int l = 0; l < spec_.n_layer; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      std::vector<Vec> q(n), k(n), v(n);
+      for (int t = 0; t < n; ++t) {
+        const Vec h = rms_norm(x[t], p + "attn_norm.weight");
+        q[t] = linear(p + "attn_q.weight", h, qwen2() ? p + "attn_q.bias" : "");
+        k[t] = linear(p + "attn_k.weight", h, qwen2() ? p + "attn_k.bias" : "");
+        v[t] = linear(p + "attn_v.weight", h, qwen2() ? p + "attn_v.bias" : "");
+        rope(q[t], spec_.n_head, t);
+        rope(k[t], spec_.n_head_kv, t);
+      }
+      for (int t = 0; t < n; ++t) {
+        Vec attn(spec_.n_head * hd, 0.0);
+        for (int h = 0; h < spec_.n_head; ++h) {
+          const int kvh = h / (spec_.n_head / spec_.n_head_kv);
+          Vec scores(t + 1);
+          double max_score = -1e300, total = 0;
+          for (int s = 0; s <= t; ++s) {
+            double dot = 0;
+            for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
+            scores[s] = dot / std::sqrt(double(hd));
+            max_score = std::max(max_score, scores[s]);
+          }
+          for (double& s : scores) total += s = std::exp(s - max_score);
+          for (int s = 0; s <= t; ++s) {
+            for (int d = 0; d < hd; ++d) attn[h * hd + d] += scores[s] / total * v[s][kvh * hd + d];
+          }
+        }
+        const Vec o = linear(p + "attn_output.weight", attn);
+        for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += o[i];
+        const Vec h = rms_norm(x[t], p + "ffn_norm.weight");
+        const Vec g = linear(p + "ffn_gate.weight", h), u = linear(p + "ffn_up.weight", h);
+        Vec act(spec_.n_ff);
+        for (int i = 0; i < spec_.n_ff; ++i) act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
+        const Vec down = linear(p + "ffn_down.weight", act);
+        for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += down[i];
+      }
+    }
+    const Vec f = rms_norm(x[n - 1], "output_norm.weight");
+    return linear(spec_.tied_output ? "token_embd.weight" : "output.weight", f);
+  }
+
+  TinyModelSpec spec_;
+  std::mt19937 rng_;
+  std::map<std::string, Weight> tensors_;
+};
+
+}  // namespace baton::testing

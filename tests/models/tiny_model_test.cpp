@@ -1,0 +1,76 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "baton/error.h"
+#include "baton/llm.h"
+#include "tests/models/tiny_model.h"
+
+namespace baton {
+namespace {
+
+struct Case {
+  const char* name;
+  testing::TinyModelSpec spec;
+};
+
+class TinyModelGeneration : public ::testing::TestWithParam<Case> {
+ protected:
+  std::filesystem::path path() const {
+    return std::filesystem::temp_directory_path() / ("baton_tiny_" + std::string(GetParam().name) +
+                                                     "_" + std::to_string(::getpid()) + ".gguf");
+  }
+  void TearDown() override { std::filesystem::remove(path()); }
+};
+
+// The whole model on the CPU backend (paged KV cache, prefill then one token per step) must pick
+// the same greedy tokens as the naive double-precision forward pass over the same weights.
+TEST_P(TinyModelGeneration, GreedyTokensMatchANaiveForwardPass) {
+  const testing::TinyModel model(GetParam().spec, 42);
+  model.write(path());
+  LLM llm(LLMOptions{.model = path().string(), .backend = "cpu", .threads = 2, .kv_block_size = 4});
+  GenerationParams params;
+  params.sampling.temperature = 0;
+  params.max_tokens = 12;
+  params.ignore_eos = true;
+  const GenerationOutput out = llm.generate("a b c", params);
+  EXPECT_EQ(out.tokens, model.greedy(out.prompt_tokens, 12));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Architectures, TinyModelGeneration,
+    ::testing::Values(
+        Case{"llama_gqa", {.architecture = "llama", .n_head_kv = 2}},
+        Case{"llama_mha_untied", {.architecture = "llama", .n_head_kv = 4, .tied_output = false}},
+        Case{"llama_rope_scaled", {.architecture = "llama", .rope_scaling_factor = 4.0f}},
+        Case{"qwen2_mqa", {.architecture = "qwen2", .n_head_kv = 1}}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(TinyModelErrors, MissingTensorIsNamed) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("baton_tiny_missing_" + std::to_string(::getpid()) + ".gguf");
+  testing::TinyModel({.architecture = "qwen2"}, 1).write(path, {"blk.1.ffn_up.weight"});
+  try {
+    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
+    FAIL() << "a model without blk.1.ffn_up.weight loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.weight"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(TinyModelErrors, Qwen2WithoutBiasesIsRejected) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("baton_tiny_nobias_" + std::to_string(::getpid()) + ".gguf");
+  testing::TinyModel({.architecture = "qwen2"}, 1).write(path, {"blk.0.attn_k.bias"});
+  try {
+    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
+    FAIL() << "a qwen2 model without attn_k.bias loaded";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace baton
