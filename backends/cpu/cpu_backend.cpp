@@ -130,18 +130,13 @@ class CpuBackend final : public Backend {
 
   void execute(const Graph& graph) override {
     for (const Node& node : graph.nodes()) {
-      const std::string where =
-          "cpu backend, node '" + node.name + "' (" + std::string(to_string(node.op)) + ")";
       if (!supports(node)) {
         throw Error(ErrorCategory::kUnsupported,
-                    where + ": unsupported inputs " + describe_inputs(node));
-      }
-      try {
-        run(node);
-      } catch (const Error& e) {
-        throw Error(e.category(), where + ": " + e.what());
+                    "cpu backend, node '" + node.name + "' (" + std::string(to_string(node.op)) +
+                        "): unsupported inputs " + describe_inputs(node));
       }
     }
+    cpu::execute(ctx_, graph.nodes());
   }
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
@@ -164,37 +159,6 @@ class CpuBackend final : public Backend {
       throw Error(ErrorCategory::kInvalidArgument,
                   std::string("cpu ") + what + " of " + std::to_string(bytes) +
                       " bytes exceeds the tensor's " + std::to_string(t.nbytes()));
-    }
-  }
-
-  void run(const Node& node) const {
-    const std::vector<Tensor>& in = node.inputs;
-    switch (node.op) {
-      case OpKind::kEmbedding:
-        return cpu::embedding(ctx_, in[0], in[1], node.output);
-      case OpKind::kMatMul:
-        return cpu::matmul(ctx_, in[0], in[1], node.output);
-      case OpKind::kRmsNorm:
-        return cpu::rms_norm(ctx_, in[0], in[1], std::get<NormParams>(node.params).eps,
-                             node.output);
-      case OpKind::kRope:
-        return cpu::rope(ctx_, in[0], in[1], std::get<RopeParams>(node.params), node.output);
-      case OpKind::kKvWrite:
-        return cpu::kv_write(ctx_, in[0], in[1], in[2], in[3],
-                             *std::get<AttentionParams>(node.params).batch);
-      case OpKind::kAttention:
-        return cpu::attention(ctx_, in[0], in[1], in[2], std::get<AttentionParams>(node.params),
-                              node.output);
-      case OpKind::kSwiGlu:
-        return cpu::swiglu(ctx_, in[0], in[1], node.output);
-      case OpKind::kAdd:
-        return cpu::add(ctx_, in[0], in[1], node.output);
-      case OpKind::kSoftmax:
-        return cpu::softmax(ctx_, in[0], node.output);
-      case OpKind::kArgmax:
-        return cpu::argmax(ctx_, in[0], node.output);
-      case OpKind::kGetRows:
-        return cpu::get_rows(ctx_, in[0], in[1], node.output);
     }
   }
 

@@ -4,6 +4,9 @@
 // already checked dtypes with supports() and shapes through the Graph builder; kernels check
 // only data-dependent indices (ids, rows, block tables), before their parallel loops.
 
+#include <span>
+
+#include "core/graph.h"
 #include "core/tensor.h"
 #include "ops/op.h"
 
@@ -12,6 +15,10 @@ namespace baton::cpu {
 struct Context {
   int threads = 1;  // OpenMP threads for every parallel loop
 };
+
+// Runs `nodes` in order (after the backend has checked supports() for each); errors name the
+// node. Adjacent nodes may be fused into one pass where that saves a trip over memory.
+void execute(const Context& ctx, std::span<const Node> nodes);
 
 // Weight dtypes that matmul and embedding decode (see cpu_dequantize.h).
 bool is_weight_dtype(DType dtype);

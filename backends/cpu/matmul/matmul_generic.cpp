@@ -1,4 +1,5 @@
-// matmul: out[n, m] = x[n, k] · w[m, k]ᵀ for every weight dtype, fp32 accumulation.
+// The portable matmul: out[n, m] = x[n, k] · w[m, k]ᵀ for every weight dtype, fp32
+// accumulation, in plain C++ the compiler vectorises for baseline x86-64.
 //
 // Threads take chunks of output columns (weight rows) dynamically, so a thread slowed by other
 // load does not hold up the step; which thread computes a column never changes its value.
@@ -10,6 +11,7 @@
 
 #include "backends/cpu/cpu_dequantize.h"
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/matmul/matmul.h"
 
 namespace baton::cpu {
 namespace {
@@ -70,20 +72,7 @@ void matmul_rows(const Context& ctx, const Tensor& x, const Tensor& w, const Ten
 
 }  // namespace
 
-bool is_weight_dtype(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-    case DType::kF16:
-    case DType::kBF16:
-    case DType::kQ8_0:
-    case DType::kQ4_0:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
+void matmul_generic(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
   with_row_decoder(w.dtype(), [&](auto row) { matmul_rows<decltype(row)>(ctx, x, w, out); });
 }
 

@@ -1,0 +1,17 @@
+#pragma once
+
+// The matmul kernels behind cpu::matmul, split by weight dtype family. Each family chooses its
+// decode (few rows of x) and prefill (many rows) paths and its instruction-set level itself.
+
+#include "backends/cpu/cpu_kernels.h"
+
+namespace baton::cpu {
+
+// Any weight dtype, portable C++: the reference-accurate fallback and the kGeneric ISA level.
+void matmul_generic(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+// Block-quantized weights (Q8_0, Q4_0) read in their GGUF layout.
+void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+// Floating-point weights (F32, F16, BF16).
+void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+
+}  // namespace baton::cpu
