@@ -12,6 +12,9 @@ int main(int argc, char** argv) {
       {"tokenize", baton::cli::add_tokenize_command(app)},
       {"info", baton::cli::add_info_command(app)},
       {"backends", baton::cli::add_backends_command(app)},
+      {"synth", baton::cli::add_synth_command(app)},
+      {"bench", baton::cli::add_bench_command(app)},
+      {"batch", baton::cli::add_batch_command(app)},
   };
   try {
     app.parse(argc, argv);

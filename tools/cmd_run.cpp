@@ -5,6 +5,7 @@
 
 #include "baton/llm.h"
 #include "tools/commands.h"
+#include "tools/model_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -23,27 +24,11 @@ struct RunFlags {
 Action add_run_command(CLI::App& app) {
   auto flags = std::make_shared<RunFlags>();
   CLI::App* cmd = app.add_subcommand("run", "generate a continuation of a prompt");
-  cmd->add_option("-m,--model", flags->model.model, "GGUF model file")->required();
+  add_model_flags(*cmd, flags->model);
+  add_generation_flags(*cmd, flags->generation);
   cmd->add_option("-p,--prompt", flags->prompt, "prompt text (default: empty, start from BOS)");
-  cmd->add_option("-n,--n-predict", flags->generation.max_tokens, "tokens to generate")
-      ->capture_default_str();
-  cmd->add_option("--backend", flags->model.backend, "cpu, cuda, rocm or npu (default: cpu)");
-  cmd->add_option("-t,--threads", flags->model.threads, "CPU threads (default: all cores)");
-  cmd->add_option("-c,--ctx-size", flags->model.context_size, "context size in tokens");
-  SamplingParams& s = flags->generation.sampling;
-  cmd->add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
-  cmd->add_option("--top-k", s.top_k, "top-k; 0 = off")->capture_default_str();
-  cmd->add_option("--top-p", s.top_p, "top-p; 1 = off")->capture_default_str();
-  cmd->add_option("--min-p", s.min_p, "min-p; 0 = off")->capture_default_str();
-  cmd->add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")
-      ->capture_default_str();
-  cmd->add_option("--repeat-last-n", s.repeat_last_n, "tokens the penalty considers")
-      ->capture_default_str();
   cmd->add_option("-s,--seed", flags->seed, "random seed (default: random)");
   cmd->add_flag("--no-add-special", flags->no_add_special, "do not add BOS/EOS to the prompt");
-  cmd->add_flag("--parse-special", flags->generation.parse_special,
-                "treat special-token text such as <s> in the prompt as tokens");
-  cmd->add_flag("--ignore-eos", flags->generation.ignore_eos, "generate past end-of-text tokens");
   cmd->add_flag("-q,--quiet", flags->quiet, "print no timings");
 
   return [flags] {

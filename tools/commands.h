@@ -12,5 +12,8 @@ Action add_run_command(CLI::App& app);
 Action add_tokenize_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
 Action add_backends_command(CLI::App& app);
+Action add_synth_command(CLI::App& app);
+Action add_bench_command(CLI::App& app);
+Action add_batch_command(CLI::App& app);
 
 }  // namespace baton::cli

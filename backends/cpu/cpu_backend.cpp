@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/matmul/packed_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
 
@@ -104,6 +105,10 @@ class CpuBackend final : public Backend {
     }
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
     ctx_.threads = options.threads > 0 ? options.threads : (hardware > 0 ? hardware : 1);
+    if (options.prepack_weights) {
+      packed_ = std::make_unique<cpu::PackedWeights>();
+      ctx_.packed = packed_.get();
+    }
   }
 
   std::string_view name() const override { return "cpu"; }
@@ -115,9 +120,12 @@ class CpuBackend final : public Backend {
 
   std::shared_ptr<Buffer> allocate(size_t bytes) override { return allocate_host_buffer(bytes); }
 
-  // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it.
+  // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it. A 2-D
+  // float weight also gets its GEMM-layout copy for prefill, made here once rather than per call.
   Tensor import_tensor(const Tensor& host) override {
-    return is_host(host) ? host : Backend::import_tensor(host);
+    if (!is_host(host)) return Backend::import_tensor(host);
+    if (packed_) packed_->add(host, ctx_.threads);
+    return host;
   }
 
   bool supports(const Node& node) const override {
@@ -162,6 +170,7 @@ class CpuBackend final : public Backend {
     }
   }
 
+  std::unique_ptr<cpu::PackedWeights> packed_;
   cpu::Context ctx_;
 };
 

@@ -1,13 +1,47 @@
-// Runs a graph's nodes in order on the host.
+// Runs a graph's nodes in order on the host, fusing adjacent pairs where one pass can do the
+// work of two (TurboTransformers-style): a residual add feeding an rms_norm, and a rope of K
+// feeding the KV-cache write. A fused pair writes every tensor its two nodes write, so later
+// nodes and the caller see the same results; it only saves re-reading the intermediate.
 
 #include <string>
 #include <variant>
 
+#include "backends/cpu/cpu_fused.h"
 #include "backends/cpu/cpu_kernels.h"
 #include "baton/error.h"
 
 namespace baton::cpu {
 namespace {
+
+// The same bytes seen with the same shape, as when one node's output is the next one's input.
+bool same_tensor(const Tensor& a, const Tensor& b) {
+  return a.buffer() == b.buffer() && a.offset() == b.offset() && a.shape() == b.shape();
+}
+
+enum class Fusion { kNone, kAddRmsNorm, kRopeKvWrite };
+
+Fusion fusion_of(const Node& first, const Node& second) {
+  if (first.op == OpKind::kAdd && second.op == OpKind::kRmsNorm &&
+      same_tensor(second.inputs[0], first.output)) {
+    return Fusion::kAddRmsNorm;
+  }
+  if (first.op == OpKind::kRope && second.op == OpKind::kKvWrite &&
+      same_tensor(second.inputs[0], first.output) &&
+      second.inputs[1].buffer() != first.output.buffer()) {
+    return Fusion::kRopeKvWrite;
+  }
+  return Fusion::kNone;
+}
+
+void run_fused(const Context& ctx, Fusion fusion, const Node& first, const Node& second) {
+  if (fusion == Fusion::kAddRmsNorm) {
+    return add_rms_norm(ctx, first.inputs[0], first.inputs[1], second.inputs[1],
+                        std::get<NormParams>(second.params).eps, first.output, second.output);
+  }
+  rope_kv_write(ctx, first.inputs[0], first.inputs[1], std::get<RopeParams>(first.params),
+                first.output, second.inputs[1], second.inputs[2], second.inputs[3],
+                *std::get<AttentionParams>(second.params).batch);
+}
 
 void run_node(const Context& ctx, const Node& node) {
   const std::vector<Tensor>& in = node.inputs;
@@ -39,16 +73,27 @@ void run_node(const Context& ctx, const Node& node) {
   }
 }
 
+std::string describe(const Node& node) {
+  return "node '" + node.name + "' (" + std::string(to_string(node.op)) + ")";
+}
+
 }  // namespace
 
 void execute(const Context& ctx, std::span<const Node> nodes) {
-  for (const Node& node : nodes) {
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const Fusion fusion = i + 1 < nodes.size() ? fusion_of(nodes[i], nodes[i + 1]) : Fusion::kNone;
     try {
-      run_node(ctx, node);
+      if (fusion == Fusion::kNone) {
+        run_node(ctx, nodes[i]);
+      } else {
+        run_fused(ctx, fusion, nodes[i], nodes[i + 1]);
+      }
     } catch (const Error& e) {
-      throw Error(e.category(), "cpu backend, node '" + node.name + "' (" +
-                                    std::string(to_string(node.op)) + "): " + e.what());
+      std::string where = describe(nodes[i]);
+      if (fusion != Fusion::kNone) where += " fused with " + describe(nodes[i + 1]);
+      throw Error(e.category(), "cpu backend, " + where + ": " + e.what());
     }
+    if (fusion != Fusion::kNone) ++i;
   }
 }
 

@@ -12,8 +12,13 @@
 
 namespace baton::cpu {
 
+class PackedWeights;
+
 struct Context {
   int threads = 1;  // OpenMP threads for every parallel loop
+  // The backend's prepacked float weights for the prefill GEMM (matmul/packed_weights.h); null
+  // when prepacking is off.
+  const PackedWeights* packed = nullptr;
 };
 
 // Runs `nodes` in order (after the backend has checked supports() for each); errors name the

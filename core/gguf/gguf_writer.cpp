@@ -234,8 +234,8 @@ void GgufWriter::set_alignment(uint32_t alignment) {
   add(std::string(kAlignmentKey), {ValueType::kUint32, uint64_t{alignment}});
 }
 
-void GgufWriter::check_tensor(const std::string& name, const Shape& shape, uint32_t ggml_type,
-                              size_t nbytes) const {
+uint64_t GgufWriter::checked_nbytes(const std::string& name, const Shape& shape,
+                                    uint32_t ggml_type) const {
   const std::string field = "tensor '" + name + "'";
   if (name.size() > kMaxTensorNameBytes) {
     invalid(field + ": name is longer than " + std::to_string(kMaxTensorNameBytes) + " bytes");
@@ -263,8 +263,14 @@ void GgufWriter::check_tensor(const std::string& name, const Shape& shape, uint3
       invalid(field + ": shape " + baton::to_string(shape) + " is negative or too large");
     }
   }
+  return expected;
+}
+
+void GgufWriter::check_tensor(const std::string& name, const Shape& shape, uint32_t ggml_type,
+                              size_t nbytes) const {
+  const uint64_t expected = checked_nbytes(name, shape, ggml_type);
   if (expected != nbytes) {
-    invalid(field + ": " + std::to_string(nbytes) + " bytes given, shape " +
+    invalid("tensor '" + name + "': " + std::to_string(nbytes) + " bytes given, shape " +
             baton::to_string(shape) + " of " + std::string(ggml_type_name(ggml_type)) + " needs " +
             std::to_string(expected));
   }
@@ -277,7 +283,7 @@ void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
   const auto ggml_type = static_cast<uint32_t>(tensor.dtype());  // DType values are ggml codes
   check_tensor(name, tensor.shape(), ggml_type, tensor.nbytes());
   tensor_names_.insert(name);
-  tensors_.push_back({std::move(name), tensor.shape(), ggml_type,
+  tensors_.push_back({std::move(name), tensor.shape(), ggml_type, tensor.nbytes(),
                       std::span<const std::byte>(tensor.raw(), tensor.nbytes()), tensor.buffer()});
 }
 
@@ -292,7 +298,16 @@ void GgufWriter::add_tensor(std::string name, Shape shape, uint32_t ggml_type,
   auto copy = std::make_shared<const std::vector<std::byte>>(bytes.begin(), bytes.end());
   const std::span<const std::byte> view(copy->data(), copy->size());
   tensor_names_.insert(name);
-  tensors_.push_back({std::move(name), std::move(shape), ggml_type, view, std::move(copy)});
+  tensors_.push_back(
+      {std::move(name), std::move(shape), ggml_type, view.size(), view, std::move(copy)});
+}
+
+void GgufWriter::add_tensor(std::string name, Shape shape, DType dtype, TensorFiller fill) {
+  const auto ggml_type = static_cast<uint32_t>(dtype);
+  const uint64_t nbytes = checked_nbytes(name, shape, ggml_type);
+  tensor_names_.insert(name);
+  tensors_.push_back(
+      {std::move(name), std::move(shape), ggml_type, nbytes, {}, nullptr, std::move(fill)});
 }
 
 void GgufWriter::write(const std::filesystem::path& path) const {
@@ -315,7 +330,7 @@ void GgufWriter::write(const std::filesystem::path& path) const {
     }
     put<uint32_t>(head, tensor.ggml_type);
     put<uint64_t>(head, offset);
-    offset = align_up(offset + tensor.bytes.size(), alignment_);
+    offset = align_up(offset + tensor.nbytes, alignment_);
   }
   head.resize(align_up(head.size(), alignment_));
 
@@ -323,10 +338,17 @@ void GgufWriter::write(const std::filesystem::path& path) const {
   std::ofstream out(partial, std::ios::binary | std::ios::trunc);
   const std::vector<char> padding(alignment_, 0);
   out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
+  std::vector<std::byte> made;  // reused by every filled tensor
   for (const PendingTensor& tensor : tensors_) {
-    out.write(reinterpret_cast<const char*>(tensor.bytes.data()),
-              static_cast<std::streamsize>(tensor.bytes.size()));
-    const uint64_t pad = align_up(tensor.bytes.size(), alignment_) - tensor.bytes.size();
+    std::span<const std::byte> bytes = tensor.bytes;
+    if (tensor.fill) {
+      made.assign(tensor.nbytes, std::byte{0});
+      tensor.fill(made);
+      bytes = made;
+    }
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+    const uint64_t pad = align_up(bytes.size(), alignment_) - bytes.size();
     out.write(padding.data(), static_cast<std::streamsize>(pad));
   }
   out.close();

@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -50,6 +51,10 @@ class GgufWriter {
   void add_tensor(std::string name, Shape shape, DType dtype, std::span<const std::byte> bytes);
   void add_tensor(std::string name, Shape shape, uint32_t ggml_type,
                   std::span<const std::byte> bytes);
+  // Bytes made on demand: write() calls `fill` with a zeroed buffer of the tensor's size just
+  // before writing it, so a model larger than memory is written holding one tensor at a time.
+  using TensorFiller = std::function<void(std::span<std::byte> bytes)>;
+  void add_tensor(std::string name, Shape shape, DType dtype, TensorFiller fill);
 
   // Writes the file beside `path` and renames it into place, so a failed write leaves no
   // half-written file behind.
@@ -60,10 +65,14 @@ class GgufWriter {
     std::string name;
     Shape shape;
     uint32_t ggml_type;
-    std::span<const std::byte> bytes;
+    uint64_t nbytes;
+    std::span<const std::byte> bytes;   // empty when `fill` makes them
     std::shared_ptr<const void> owner;  // keeps `bytes` alive
+    TensorFiller fill;
   };
 
+  // Validates the name, shape and type; returns the bytes the tensor takes.
+  uint64_t checked_nbytes(const std::string& name, const Shape& shape, uint32_t ggml_type) const;
   void check_tensor(const std::string& name, const Shape& shape, uint32_t ggml_type,
                     size_t nbytes) const;
 

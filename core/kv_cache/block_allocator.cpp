@@ -41,6 +41,19 @@ void BlockAllocator::release(int32_t block) {
   if (--ref_counts_[block] == 0) free_.push_back(block);
 }
 
+void BlockAllocator::detach(int32_t block) {
+  check(block);
+  --ref_counts_[block];
+}
+
+void BlockAllocator::reattach(int32_t block) {
+  if (block < 0 || block >= total() || ref_counts_[block] != 0) {
+    throw Error(ErrorCategory::kInternal,
+                "KV block " + std::to_string(block) + " cannot be reattached");
+  }
+  ref_counts_[block] = 1;
+}
+
 int32_t BlockAllocator::ref_count(int32_t block) const {
   return block >= 0 && block < total() ? ref_counts_[block] : 0;
 }

@@ -17,6 +17,12 @@ class BlockAllocator {
   std::optional<int32_t> allocate();
   void retain(int32_t block);
   void release(int32_t block);
+  // Drops a reference without returning the block to the free list when it reaches zero: the
+  // caller keeps the block's contents (the prefix cache) and later either reattaches it or
+  // reuses it for something else by reattaching.
+  void detach(int32_t block);
+  // Gives a detached block with no references its first reference again.
+  void reattach(int32_t block);
 
   int32_t ref_count(int32_t block) const;
   int32_t total() const { return static_cast<int32_t>(ref_counts_.size()); }

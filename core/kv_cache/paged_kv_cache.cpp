@@ -1,20 +1,21 @@
 #include "core/kv_cache/paged_kv_cache.h"
 
 #include <string>
+#include <vector>
 
 #include "baton/error.h"
 
 namespace baton {
 
-PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend)
-    : shape_(shape), blocks_(shape.n_blocks) {
+PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend) : shape_(shape) {
   if (shape.n_layers <= 0 || shape.n_kv_heads <= 0 || shape.head_dim <= 0 ||
-      shape.block_size <= 0) {
+      shape.block_size <= 0 || shape.n_blocks <= 0) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "invalid KV cache shape: layers " + std::to_string(shape.n_layers) + ", kv heads " +
                     std::to_string(shape.n_kv_heads) + ", head dim " +
                     std::to_string(shape.head_dim) + ", block size " +
-                    std::to_string(shape.block_size));
+                    std::to_string(shape.block_size) + ", blocks " +
+                    std::to_string(shape.n_blocks));
   }
   const Shape pool = {shape.n_blocks, shape.block_size, shape.n_kv_heads, shape.head_dim};
   for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
@@ -23,19 +24,17 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend)
   }
 }
 
-bool PagedKvCache::reserve(SequenceBlocks& sequence, int32_t new_length) {
-  const int32_t have = static_cast<int32_t>(sequence.block_table.size());
-  const int32_t need = blocks_needed(new_length) - have;
-  if (need <= 0) return true;
-  if (need > blocks_.free_count()) return false;
-  for (int32_t i = 0; i < need; ++i) sequence.block_table.push_back(*blocks_.allocate());
-  return true;
-}
-
-void PagedKvCache::release(SequenceBlocks& sequence) {
-  for (int32_t block : sequence.block_table) blocks_.release(block);
-  sequence.block_table.clear();
-  sequence.length = 0;
+void PagedKvCache::copy_block(int32_t source, int32_t destination, Backend& backend) const {
+  std::vector<std::byte> staging;
+  for (const std::vector<Tensor>* pool : {&keys_, &values_}) {
+    for (const Tensor& layer : *pool) {
+      const Tensor from = layer.slice_rows(source, 1);
+      const Tensor to = layer.slice_rows(destination, 1);
+      staging.resize(from.nbytes());
+      backend.download(staging.data(), from, staging.size());
+      backend.upload(to, staging.data(), staging.size());
+    }
+  }
 }
 
 size_t PagedKvCache::bytes_per_token() const {

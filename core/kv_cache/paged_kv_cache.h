@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "core/backend.h"
-#include "core/kv_cache/block_allocator.h"
 
 namespace baton {
 
@@ -16,15 +15,9 @@ struct KvCacheShape {
   int32_t n_blocks = 0;
 };
 
-// The block table of one sequence and how many of its tokens have K/V stored.
-struct SequenceBlocks {
-  std::vector<int32_t> block_table;
-  int32_t length = 0;
-};
-
 // One pool of fixed-size blocks per layer for keys and values, on the backend that runs the
-// model: each layer's K and V are [n_blocks, block_size, n_kv_heads, head_dim]. Sequences own
-// blocks through their block tables; attention reads K/V through those tables.
+// model: each layer's K and V are [n_blocks, block_size, n_kv_heads, head_dim]. Which sequence
+// owns which block is the BlockManager's business; attention reads K/V through block tables.
 class PagedKvCache {
  public:
   PagedKvCache(const KvCacheShape& shape, Backend& backend);
@@ -32,23 +25,12 @@ class PagedKvCache {
   const KvCacheShape& shape() const { return shape_; }
   const Tensor& keys(int32_t layer) const { return keys_.at(layer); }
   const Tensor& values(int32_t layer) const { return values_.at(layer); }
-  BlockAllocator& blocks() { return blocks_; }
-  const BlockAllocator& blocks() const { return blocks_; }
-
-  // Grows the sequence's block table to hold `new_length` tokens. Returns false, changing
-  // nothing, when the pool has too few free blocks.
-  bool reserve(SequenceBlocks& sequence, int32_t new_length);
-  // Gives back every block of the sequence and empties it.
-  void release(SequenceBlocks& sequence);
-
-  int32_t blocks_needed(int32_t tokens) const {
-    return (tokens + shape_.block_size - 1) / shape_.block_size;
-  }
+  // Copies every layer's K and V of block `source` into block `destination` (copy-on-write).
+  void copy_block(int32_t source, int32_t destination, Backend& backend) const;
   size_t bytes_per_token() const;
 
  private:
   KvCacheShape shape_;
-  BlockAllocator blocks_;
   std::vector<Tensor> keys_;
   std::vector<Tensor> values_;
 };

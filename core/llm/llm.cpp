@@ -2,12 +2,13 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "baton/error.h"
 #include "core/backend_registry.h"
+#include "core/engine/engine.h"
+#include "core/engine/stop_matcher.h"
 #include "core/gguf/gguf_file.h"
-#include "core/llm/step_runner.h"
-#include "core/sampling/sampler.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 
@@ -15,25 +16,9 @@ namespace baton {
 namespace {
 
 constexpr int32_t kMaxDefaultContext = 4096;
-// Long prompts are prefilled in chunks so activation memory stays bounded.
-constexpr int32_t kPrefillChunk = 512;
+constexpr int32_t kDefaultContextsInPool = 4;
 
 using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-// Returns a sequence's blocks to the pool however generation ends.
-class SequenceGuard {
- public:
-  explicit SequenceGuard(PagedKvCache& cache) : cache_(cache) {}
-  ~SequenceGuard() { cache_.release(blocks); }
-  SequenceBlocks blocks;
-
- private:
-  PagedKvCache& cache_;
-};
 
 }  // namespace
 
@@ -54,8 +39,8 @@ struct LLM::Impl {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
-  std::unique_ptr<PagedKvCache> cache;
   int32_t context_size = 0;
+  std::unique_ptr<Engine> engine;
 
   explicit Impl(const LLMOptions& options)
       : file(gguf::GgufFile::open(options.model)),
@@ -70,104 +55,120 @@ struct LLM::Impl {
                   options.model + ": the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
                       " tokens but token_embd.weight only " + std::to_string(c.n_vocab) + " rows");
     }
-    if (options.context_size < 0 || options.kv_block_size <= 0) {
+    if (options.context_size < 0 || options.kv_block_size <= 0 || !(options.kv_cache_mib >= 0)) {
       throw Error(ErrorCategory::kInvalidArgument,
-                  "context size and KV block size must be positive");
+                  "context size, KV block size and KV cache size must not be negative");
     }
     context_size = options.context_size > 0 ? options.context_size
                                             : std::min(c.n_ctx_train, kMaxDefaultContext);
-    KvCacheShape shape{.n_layers = c.n_layer,
-                       .n_kv_heads = c.n_head_kv,
-                       .head_dim = c.head_dim,
-                       .block_size = options.kv_block_size,
-                       .n_blocks = 0};
-    shape.n_blocks = (context_size + shape.block_size - 1) / shape.block_size;
-    cache = std::make_unique<PagedKvCache>(shape, *backend);
+    EngineConfig config;
+    config.block_size = options.kv_block_size;
+    config.prefix_caching = options.prefix_caching;
+    config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
+    const double bytes_per_block =
+        2.0 * sizeof(float) * c.n_layer * c.n_head_kv * c.head_dim * options.kv_block_size;
+    config.n_blocks = options.kv_cache_mib > 0
+                          ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
+                          : kDefaultContextsInPool * ((context_size + options.kv_block_size - 1) /
+                                                      options.kv_block_size);
+    if (config.n_blocks < 1) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "a KV cache of " + std::to_string(options.kv_cache_mib) +
+                      " MiB holds no block of " + std::to_string(options.kv_block_size) +
+                      " tokens");
+    }
+    // A sequence can never hold more tokens than the whole pool.
+    context_size = std::min(context_size, config.n_blocks * options.kv_block_size);
+    config.context_size = context_size;
+    engine = std::make_unique<Engine>(*model, *backend, *tokenizer, config);
   }
 
-  // Runs the tokens [first, first + count) of `tokens` for one sequence and returns the logits
-  // of the last of them.
-  std::vector<float> step(SequenceBlocks& sequence, const std::vector<int32_t>& tokens,
-                          size_t first, size_t count) {
-    const int32_t end = static_cast<int32_t>(first + count);
-    if (!cache->reserve(sequence, end)) {
-      throw Error(ErrorCategory::kOutOfMemory,
-                  "the KV cache has no room for " + std::to_string(end) + " tokens");
-    }
-    auto layout = std::make_shared<PagedBatch>();
-    layout->block_size = cache->shape().block_size;
-    layout->block_tables = {sequence.block_table};
-    StepInput input;
-    for (size_t i = first; i < first + count; ++i) {
-      input.tokens.push_back(tokens[i]);
-      layout->token_seq.push_back(0);
-      layout->token_pos.push_back(static_cast<int32_t>(i));
-    }
-    input.layout = std::move(layout);
-    input.logit_rows = {static_cast<int32_t>(count) - 1};
-    std::vector<float> logits = run_step(*model, *backend, *cache, input);
-    sequence.length = end;
-    return logits;
-  }
-
-  GenerationOutput generate(std::string_view prompt, const GenerationParams& params,
-                            const TextCallback& on_text) {
-    if (params.max_tokens < 0) {
+  std::vector<int32_t> tokenize_prompt(const std::string& prompt, const GenerationParams& params) {
+    std::vector<int32_t> tokens =
+        tokenizer->encode(prompt, params.add_special, params.parse_special);
+    if (tokens.size() >= static_cast<size_t>(context_size)) {
       throw Error(ErrorCategory::kInvalidArgument,
-                  "max_tokens must not be negative, got " + std::to_string(params.max_tokens));
-    }
-    GenerationOutput out;
-    out.prompt_tokens = tokenizer->encode(prompt, params.add_special, params.parse_special);
-    if (out.prompt_tokens.empty()) {
-      throw Error(ErrorCategory::kInvalidArgument,
-                  "the prompt is empty and the model adds no BOS token to start from");
-    }
-    if (out.prompt_tokens.size() >= static_cast<size_t>(context_size)) {
-      throw Error(ErrorCategory::kInvalidArgument,
-                  "the prompt has " + std::to_string(out.prompt_tokens.size()) +
+                  "the prompt has " + std::to_string(tokens.size()) +
                       " tokens; the context holds " + std::to_string(context_size));
     }
-    Sampler sampler(params.sampling);
-    IncrementalDetokenizer detokenizer(*tokenizer);
-    for (int32_t id : out.prompt_tokens) detokenizer.push(id);  // spacing continues the prompt
+    return tokens;
+  }
 
+  // Runs every request through the engine together; `on_text` streams the first one's text.
+  std::vector<GenerationOutput> run(const std::vector<Request>& requests,
+                                    const TextCallback& on_text) {
+    struct Pending {
+      GenerationOutput out;
+      IncrementalDetokenizer detokenizer;
+      StopMatcher stops;
+      Clock::time_point first_token;
+      bool done = false;
+    };
+    std::vector<std::vector<int32_t>> tokenized;
+    for (const Request& r : requests) tokenized.push_back(tokenize_prompt(r.prompt, r.params));
+    std::vector<Pending> pending;
+    pending.reserve(requests.size());
+    std::map<uint64_t, size_t> index_of;
     const Clock::time_point start = Clock::now();
-    SequenceGuard sequence(*cache);
-    std::vector<int32_t> history = out.prompt_tokens;
-    std::vector<float> logits;
-    for (size_t first = 0; first < history.size(); first += kPrefillChunk) {
-      logits = step(sequence.blocks, history, first,
-                    std::min<size_t>(kPrefillChunk, history.size() - first));
+    try {
+      for (size_t i = 0; i < requests.size(); ++i) {
+        pending.push_back(Pending{.out = {.prompt_tokens = tokenized[i]},
+                                  .detokenizer = IncrementalDetokenizer(*tokenizer),
+                                  .stops = StopMatcher(requests[i].params.stop)});
+        // The detokenizer sees the prompt so that spacing continues it.
+        for (int32_t id : tokenized[i]) pending.back().detokenizer.push(id);
+        index_of[engine->add(std::move(tokenized[i]), requests[i].params, requests[i].priority)] =
+            i;
+      }
+      while (engine->has_work()) {
+        for (const SequenceUpdate& update : engine->step()) {
+          Pending& p = pending[index_of.at(update.id)];
+          if (!update.error.empty()) throw Error(ErrorCategory::kInvalidArgument, update.error);
+          const bool streamed = &p == &pending[0] && on_text;
+          // Appends text; a streaming callback that declines more ends the request.
+          auto emit = [&](const std::string& text) {
+            p.out.text += text;
+            if (streamed && !text.empty() && !on_text(text)) {
+              if (!update.finished) engine->abort(update.id);
+              p.out.finish_reason = FinishReason::kAborted;
+              p.done = true;
+            }
+          };
+          for (int32_t token : update.new_tokens) {
+            if (p.done) break;
+            if (p.out.tokens.empty()) p.first_token = Clock::now();
+            p.out.tokens.push_back(token);
+            if (update.finished && update.finish_reason == FinishReason::kStop) continue;
+            const StopMatcher::Result r = p.stops.push(p.detokenizer.push(token));
+            emit(r.text);
+            if (r.stop && !p.done) {
+              if (!update.finished) engine->abort(update.id);
+              p.out.finish_reason = FinishReason::kStop;
+              p.done = true;
+            }
+          }
+          if (update.finished && !p.done) {
+            p.out.finish_reason = update.finish_reason;
+            p.done = true;
+            // The end of the text: release what was held back for UTF-8 or stop strings.
+            const StopMatcher::Result r = p.stops.push(p.detokenizer.flush());
+            emit(r.text + (r.stop ? "" : p.stops.flush()));
+          }
+          if (p.done) {
+            const Clock::time_point end = Clock::now();
+            const Clock::time_point first = p.out.tokens.empty() ? end : p.first_token;
+            p.out.prompt_seconds = std::chrono::duration<double>(first - start).count();
+            p.out.generation_seconds = std::chrono::duration<double>(end - first).count();
+          }
+        }
+      }
+    } catch (...) {
+      for (const auto& [id, index] : index_of) engine->abort(id);
+      throw;
     }
-    out.prompt_seconds = seconds_since(start);
-    const Clock::time_point decode_start = Clock::now();
-
-    out.finish_reason = FinishReason::kLength;
-    while (static_cast<int32_t>(out.tokens.size()) < params.max_tokens) {
-      const int32_t token = sampler.sample(logits, history);
-      out.tokens.push_back(token);
-      history.push_back(token);
-      if (!params.ignore_eos && tokenizer->is_end_of_generation(token)) {
-        out.finish_reason = FinishReason::kStop;
-        break;
-      }
-      const std::string piece = detokenizer.push(token);
-      out.text += piece;
-      if (on_text && !piece.empty() && !on_text(piece)) {
-        out.finish_reason = FinishReason::kAborted;
-        break;
-      }
-      if (static_cast<int32_t>(out.tokens.size()) == params.max_tokens ||
-          history.size() >= static_cast<size_t>(context_size)) {
-        break;
-      }
-      logits = step(sequence.blocks, history, history.size() - 1, 1);
-    }
-    const std::string rest = detokenizer.flush();
-    out.text += rest;
-    if (on_text && !rest.empty()) on_text(rest);
-    out.generation_seconds = seconds_since(decode_start);
-    return out;
+    std::vector<GenerationOutput> outputs;
+    for (Pending& p : pending) outputs.push_back(std::move(p.out));
+    return outputs;
   }
 };
 
@@ -178,15 +179,18 @@ LLM& LLM::operator=(LLM&&) noexcept = default;
 
 std::vector<GenerationOutput> LLM::generate(const std::vector<std::string>& prompts,
                                             const GenerationParams& params) {
-  std::vector<GenerationOutput> outputs;
-  outputs.reserve(prompts.size());
-  for (const std::string& prompt : prompts) outputs.push_back(impl_->generate(prompt, params, {}));
-  return outputs;
+  std::vector<Request> requests;
+  for (const std::string& prompt : prompts) requests.push_back({prompt, params});
+  return impl_->run(requests, {});
+}
+
+std::vector<GenerationOutput> LLM::generate(const std::vector<Request>& requests) {
+  return impl_->run(requests, {});
 }
 
 GenerationOutput LLM::generate(std::string_view prompt, const GenerationParams& params,
                                const TextCallback& on_text) {
-  return impl_->generate(prompt, params, on_text);
+  return std::move(impl_->run({Request{std::string(prompt), params}}, on_text).front());
 }
 
 std::vector<int32_t> LLM::tokenize(std::string_view text, bool add_special,
@@ -196,6 +200,18 @@ std::vector<int32_t> LLM::tokenize(std::string_view text, bool add_special,
 
 std::string LLM::detokenize(const std::vector<int32_t>& tokens) const {
   return impl_->tokenizer->decode(tokens);
+}
+
+EngineStats LLM::stats() const {
+  const EngineCounters c = impl_->engine->counters();
+  return EngineStats{.steps = c.steps,
+                     .computed_tokens = c.computed_tokens,
+                     .generated_tokens = c.generated_tokens,
+                     .preemptions = c.preemptions,
+                     .prefix_query_tokens = c.prefix_query_tokens,
+                     .prefix_hit_tokens = c.prefix_hit_tokens,
+                     .kv_blocks_total = impl_->engine->blocks().total_blocks(),
+                     .kv_blocks_free = impl_->engine->blocks().available_blocks()};
 }
 
 ModelSummary LLM::summary() const {

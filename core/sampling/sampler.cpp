@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "baton/error.h"
@@ -44,13 +45,28 @@ void Sampler::apply_repetition_penalty(std::vector<Candidate>& candidates,
   }
 }
 
-int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history) {
+void Sampler::apply_presence_frequency(std::vector<Candidate>& candidates,
+                                       std::span<const int32_t> generated) const {
+  std::unordered_map<int32_t, int32_t> counts;
+  for (int32_t id : generated) ++counts[id];
+  for (const auto& [id, count] : counts) {
+    if (id < 0 || static_cast<size_t>(id) >= candidates.size()) continue;
+    candidates[id].logit -= params_.presence_penalty + params_.frequency_penalty * count;
+  }
+}
+
+int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> history,
+                        size_t prompt_length) {
   if (logits.empty()) throw Error(ErrorCategory::kInvalidArgument, "sampling from no logits");
   candidates_.resize(logits.size());
   for (size_t i = 0; i < logits.size(); ++i) {
     candidates_[i] = {static_cast<int32_t>(i), logits[i]};
   }
   if (params_.repetition_penalty != 1.0f) apply_repetition_penalty(candidates_, history);
+  if ((params_.presence_penalty != 0.0f || params_.frequency_penalty != 0.0f) &&
+      prompt_length < history.size()) {
+    apply_presence_frequency(candidates_, history.subspan(prompt_length));
+  }
 
   auto by_logit = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);

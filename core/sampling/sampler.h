@@ -15,8 +15,10 @@ class Sampler {
  public:
   explicit Sampler(const SamplingParams& params);
 
-  // `history` holds the sequence's tokens so far (prompt included) for the penalty.
-  int32_t sample(std::span<const float> logits, std::span<const int32_t> history);
+  // `history` holds the sequence's tokens so far, the first `prompt_length` of them the prompt:
+  // the repetition penalty looks at all of them, presence and frequency penalties at the rest.
+  int32_t sample(std::span<const float> logits, std::span<const int32_t> history,
+                 size_t prompt_length = 0);
 
   const SamplingParams& params() const { return params_; }
 
@@ -27,6 +29,8 @@ class Sampler {
   };
   void apply_repetition_penalty(std::vector<Candidate>& candidates,
                                 std::span<const int32_t> history) const;
+  void apply_presence_frequency(std::vector<Candidate>& candidates,
+                                std::span<const int32_t> generated) const;
 
   SamplingParams params_;
   std::mt19937_64 rng_;

@@ -19,15 +19,28 @@ struct LLMOptions {
   std::string backend;       // "" = $BATON_BACKEND or "cpu"
   int32_t threads = 0;       // CPU threads; 0 = all cores
   int32_t context_size = 0;  // tokens per sequence; 0 = the model's trained context, capped at 4096
-  int32_t kv_block_size = 16;
+  int32_t kv_block_size = 16;       // tokens per KV-cache block
+  double kv_cache_mib = 0;          // KV pool size; 0 = room for 4 full contexts
+  int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
+  int32_t max_seqs = 64;            // sequences per engine step
+  bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
 };
 
 struct GenerationParams {
   SamplingParams sampling;
-  int32_t max_tokens = 128;    // new tokens at most; generation also stops at the context end
-  bool add_special = true;     // BOS/EOS as the model's tokenizer metadata says
-  bool parse_special = false;  // "<s>" in the prompt becomes the control token, not text
-  bool ignore_eos = false;     // keep generating past end-of-generation tokens
+  int32_t max_tokens = 128;       // new tokens at most; generation also stops at the context end
+  bool add_special = true;        // BOS/EOS as the model's tokenizer metadata says
+  bool parse_special = false;     // "<s>" in the prompt becomes the control token, not text
+  bool ignore_eos = false;        // keep generating past end-of-generation tokens
+  std::vector<std::string> stop;  // text ends before the first of these; it is not returned
+  std::vector<int32_t> stop_token_ids;  // more tokens that end generation, as EOS does
+};
+
+// One prompt with its own parameters, for batches whose requests differ.
+struct Request {
+  std::string prompt;
+  GenerationParams params;
+  int32_t priority = 0;  // higher is scheduled first when the engine is busy
 };
 
 enum class FinishReason {
@@ -43,8 +56,20 @@ struct GenerationOutput {
   std::vector<int32_t> prompt_tokens;  // the prompt as tokenized, BOS included
   std::vector<int32_t> tokens;         // generated token ids
   FinishReason finish_reason = FinishReason::kLength;
-  double prompt_seconds = 0;      // prefill time: the time to first token
-  double generation_seconds = 0;  // time of the decode steps after the first token
+  double prompt_seconds = 0;      // from submission to the first token (queueing and prefill)
+  double generation_seconds = 0;  // from the first token to the last
+};
+
+// Engine activity since the model was loaded.
+struct EngineStats {
+  int64_t steps = 0;
+  int64_t computed_tokens = 0;  // tokens run through the model (prefill and decode)
+  int64_t generated_tokens = 0;
+  int64_t preemptions = 0;          // sequences evicted from the KV pool and recomputed later
+  int64_t prefix_query_tokens = 0;  // prompt tokens looked up in the prefix cache
+  int64_t prefix_hit_tokens = 0;    // of which served from cached blocks
+  int32_t kv_blocks_total = 0;
+  int32_t kv_blocks_free = 0;  // free or holding only cached prefixes
 };
 
 struct ModelSummary {
@@ -56,7 +81,8 @@ struct ModelSummary {
 // Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.
 using TextCallback = std::function<bool(std::string_view text)>;
 
-// A loaded model on one backend, ready to generate. Not thread-safe: one generate call at a time.
+// A loaded model on one backend, ready to generate. generate() runs every prompt it is given
+// through one continuous-batching engine. Not thread-safe: one generate call at a time.
 class LLM {
  public:
   explicit LLM(const LLMOptions& options);
@@ -66,12 +92,14 @@ class LLM {
 
   std::vector<GenerationOutput> generate(const std::vector<std::string>& prompts,
                                          const GenerationParams& params);
+  std::vector<GenerationOutput> generate(const std::vector<Request>& requests);
   GenerationOutput generate(std::string_view prompt, const GenerationParams& params,
                             const TextCallback& on_text = {});
 
   std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;
   ModelSummary summary() const;
+  EngineStats stats() const;
 
  private:
   struct Impl;

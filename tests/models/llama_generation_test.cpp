@@ -99,6 +99,30 @@ TEST_F(Stories260K, CallbackCanStopGeneration) {
   EXPECT_LT(out.tokens.size(), 50u);
 }
 
+TEST_F(Stories260K, StopStringEndsTheTextBeforeIt) {
+  LLM llm = open();
+  GenerationParams p = greedy(40);
+  p.stop = {"named", "zebra"};
+  std::string streamed;
+  const GenerationOutput out = llm.generate("Once upon a time", p, [&](std::string_view s) {
+    streamed += s;
+    return true;
+  });
+  EXPECT_EQ(out.text, ", there was a little girl ");
+  EXPECT_EQ(streamed, out.text) << "no part of the stop string reaches the stream";
+  EXPECT_EQ(out.finish_reason, FinishReason::kStop);
+}
+
+TEST_F(Stories260K, StopTokenIdEndsGenerationWithoutItsText) {
+  LLM llm = open();
+  GenerationParams p = greedy(40);
+  p.stop_token_ids = {426};  // "."
+  const GenerationOutput out = llm.generate("Once upon a time", p);
+  EXPECT_EQ(out.text, ", there was a little girl named Lily");
+  EXPECT_EQ(out.tokens.back(), 426);
+  EXPECT_EQ(out.finish_reason, FinishReason::kStop);
+}
+
 TEST_F(Stories260K, GenerationStopsAtTheContextEnd) {
   LLM llm(LLMOptions{.model = path_.string(), .backend = "cpu", .threads = 2, .context_size = 16});
   const GenerationOutput out = llm.generate("Once upon a time", greedy(100));

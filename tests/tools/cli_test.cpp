@@ -104,6 +104,44 @@ TEST(Cli, CorruptModelFailsCleanly) {
   std::filesystem::remove(path);
 }
 
+TEST(Cli, BatchRunsAJsonlFileAndWritesResultsInOrder) {
+  REQUIRE_STORIES();
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto in = dir / "baton_batch_in.jsonl", out = dir / "baton_batch_out.jsonl";
+  std::ofstream(in) << R"({"prompt": "Once upon a time", "max_tokens": 16, "temperature": 0})"
+                    << "\n\n"
+                    << R"({"prompt": "Once upon a time", "max_tokens": 30, "temperature": 0,)"
+                    << R"( "stop": ["named"]})"
+                    << "\n";
+  const CommandResult r =
+      baton("batch " + model_arg() + " --input " + in.string() + " --output " + out.string());
+  ASSERT_EQ(r.exit_code, 0);
+  std::ifstream results(out);
+  std::string line;
+  std::vector<nlohmann::json> lines;
+  while (std::getline(results, line)) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["index"], 0);
+  EXPECT_EQ(lines[0]["token_ids"].size(), 16u);
+  EXPECT_EQ(lines[0]["finish_reason"], "length");
+  EXPECT_EQ(lines[1]["text"], ", there was a little girl ");
+  EXPECT_EQ(lines[1]["finish_reason"], "stop");
+  std::filesystem::remove(in);
+  std::filesystem::remove(out);
+}
+
+TEST(Cli, BatchRejectsABadLineNamingItAndTheField) {
+  REQUIRE_STORIES();
+  const auto in = std::filesystem::temp_directory_path() / "baton_batch_bad.jsonl";
+  std::ofstream(in) << R"({"prompt": "ok"})"
+                    << "\n"
+                    << R"({"prompt": "x", "top_p": "high"})";
+  const CommandResult r = baton("batch " + model_arg() + " --input " + in.string(), true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("line 2: field 'top_p'"), std::string::npos) << r.out;
+  std::filesystem::remove(in);
+}
+
 TEST(Cli, MissingModelFlagIsAUsageError) {
   const CommandResult r = baton("run -p hi", true);
   EXPECT_NE(r.exit_code, 0);

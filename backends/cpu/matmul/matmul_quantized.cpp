@@ -1,9 +1,67 @@
+// Q8_0 / Q4_0 matmul: picks the ISA's kernels, quantizes x once, and hands threads disjoint
+// ranges of weight rows read in place from the (memory-mapped) GGUF data.
+//
+// Which thread computes a column never changes its value: each kernel computes an output with
+// the same instruction sequence wherever its range starts, so 1 and N threads agree bit for bit.
+
+#include <algorithm>
+
+#include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul.h"
+#include "backends/cpu/matmul/quantized.h"
 
 namespace baton::cpu {
+namespace {
+
+// Up to this many rows of x the AVX-512 GEMV, which streams weights once, beats packing panels
+// for the GEMM.
+constexpr int64_t kGemvMaxRows = 4;
+// Weight rows per unit of GEMV work: large enough that a chunk streams whole pages, small
+// enough that a slow thread does not hold up the step.
+constexpr int64_t kGemvChunk = 16;
+
+struct Kernels {
+  QuantizeRowFn quantize_row;
+  QuantizedKernelFn kernel;
+  int64_t chunk;  // weight rows per unit of parallel work
+};
+
+Kernels choose_kernels(Isa isa, int64_t n) {
+  if (isa == Isa::kAvx512) {
+    if (n <= kGemvMaxRows) return {avx512::quantize_row, avx512::gemv, kGemvChunk};
+    return {avx512::quantize_row, avx512::gemm, avx512::kGemmPanel};
+  }
+  return {avx2::quantize_row, avx2::matmul, kGemvChunk};
+}
+
+}  // namespace
 
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
-  matmul_generic(ctx, x, w, out);
+  const Isa isa = active_isa();
+  if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
+
+  const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
+  const Kernels kernels = choose_kernels(isa, n);
+  const int32_t offset = weight_offset(w.dtype());
+  QuantizedRows xq(n, k);
+  const float* xp = x.data<float>();
+  const std::byte* wp = w.raw();
+  const size_t w_stride = w.row_bytes();
+  float* op = out.data<float>();
+  const int64_t chunks = (m + kernels.chunk - 1) / kernels.chunk;
+#pragma omp parallel num_threads(ctx.threads)
+  {
+#pragma omp for
+    for (int64_t r = 0; r < n; ++r) {
+      kernels.quantize_row(xp + r * k, k, offset, xq.qs.get() + r * k, xq.d.get() + r * xq.blocks,
+                           xq.corr.get() + r * xq.blocks);
+    }
+#pragma omp for schedule(dynamic)
+    for (int64_t c = 0; c < chunks; ++c) {
+      const int64_t first = c * kernels.chunk, last = std::min(m, first + kernels.chunk);
+      kernels.kernel(w.dtype(), wp, w_stride, first, last, xq, op, m);
+    }
+  }
 }
 
 }  // namespace baton::cpu

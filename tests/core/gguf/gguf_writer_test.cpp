@@ -326,6 +326,37 @@ TEST(GgufWriter, RejectsInvalidTensorsNamingTheTensor) {
   expect_invalid_argument([&] { writer.add_tensor("undefined", Tensor()); }, "'undefined'");
 }
 
+TEST(GgufWriter, FilledTensorsAreMadeDuringWriteInFileOrder) {
+  TempDir dir;
+  GgufWriter writer;
+  std::vector<std::string> calls;
+  const std::vector<std::byte> held = random_bytes(12, 7);
+  writer.add_tensor("filled_q8", {2, 32}, DType::kQ8_0, [&](std::span<std::byte> bytes) {
+    calls.push_back("filled_q8:" + std::to_string(bytes.size()));
+    for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<std::byte>(i);
+  });
+  writer.add_tensor("held", {3}, DType::kF32, held);
+  writer.add_tensor("filled_f32", {5}, DType::kF32, [&](std::span<std::byte> bytes) {
+    calls.push_back("filled_f32:" + std::to_string(bytes.size()));
+    std::memset(bytes.data(), 0xab, bytes.size());
+  });
+  expect_invalid_argument(
+      [&] {
+        writer.add_tensor("bad", {2, 33}, DType::kQ4_0, [](std::span<std::byte>) {});
+      },
+      "'bad'");
+  EXPECT_TRUE(calls.empty());  // nothing is made until write()
+  writer.write(dir.file("filled.gguf"));
+  EXPECT_EQ(calls, (std::vector<std::string>{"filled_q8:68", "filled_f32:20"}));
+
+  const GgufFile file = GgufFile::open(dir.file("filled.gguf"));
+  const Tensor q8 = file.tensor("filled_q8");
+  for (size_t i = 0; i < q8.nbytes(); ++i) ASSERT_EQ(q8.raw()[i], static_cast<std::byte>(i));
+  EXPECT_EQ(std::memcmp(file.tensor("held").raw(), held.data(), held.size()), 0);
+  const Tensor f32 = file.tensor("filled_f32");
+  for (size_t i = 0; i < f32.nbytes(); ++i) ASSERT_EQ(f32.raw()[i], std::byte{0xab});
+}
+
 TEST(GgufWriter, WritingIntoAMissingDirectoryIsAnIoError) {
   TempDir dir;
   GgufWriter writer;

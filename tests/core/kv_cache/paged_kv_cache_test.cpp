@@ -20,21 +20,24 @@ TEST_F(PagedKvCacheTest, PoolsHaveOneBlockedTensorPerLayer) {
   EXPECT_EQ(cache.bytes_per_token(), 2u * 4 * 2 * 2 * 4);
 }
 
-TEST_F(PagedKvCacheTest, ReserveGrowsBlockTablesAndReleaseReturnsEveryBlock) {
+TEST_F(PagedKvCacheTest, CopyBlockCopiesKeysAndValuesOfEveryLayer) {
   PagedKvCache cache(shape, *backend);
-  SequenceBlocks a, b;
-  ASSERT_TRUE(cache.reserve(a, 9));  // 3 blocks
-  EXPECT_EQ(a.block_table.size(), 3u);
-  ASSERT_TRUE(cache.reserve(a, 12));  // still 3
-  EXPECT_EQ(a.block_table.size(), 3u);
-  ASSERT_TRUE(cache.reserve(b, 8));
-  EXPECT_EQ(cache.blocks().free_count(), 0);
-  EXPECT_FALSE(cache.reserve(a, 13)) << "the pool is exhausted";
-  EXPECT_EQ(a.block_table.size(), 3u) << "a failed reserve changes nothing";
-  cache.release(a);
-  cache.release(b);
-  EXPECT_EQ(cache.blocks().free_count(), 5);
-  EXPECT_TRUE(a.block_table.empty());
+  const int64_t per_block = 4 * 2 * 4;
+  for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+    for (const Tensor* t : {&cache.keys(layer), &cache.values(layer)}) {
+      float* block1 = t->data<float>() + per_block;
+      for (int64_t i = 0; i < per_block; ++i) block1[i] = static_cast<float>(layer * 1000 + i);
+    }
+  }
+  cache.copy_block(1, 3, *backend);
+  for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
+    for (const Tensor* t : {&cache.keys(layer), &cache.values(layer)}) {
+      const float* block3 = t->data<float>() + 3 * per_block;
+      for (int64_t i = 0; i < per_block; ++i) {
+        ASSERT_EQ(block3[i], static_cast<float>(layer * 1000 + i));
+      }
+    }
+  }
 }
 
 }  // namespace

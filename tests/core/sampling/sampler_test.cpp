@@ -96,6 +96,18 @@ TEST(Sampler, RepetitionPenaltyDemotesRecentTokens) {
       << "token 0 is outside the one-token window";
 }
 
+TEST(Sampler, PresenceAndFrequencyPenaltiesCountGeneratedTokensOnly) {
+  SamplingParams p = plain(0.0f);
+  p.presence_penalty = 0.5f;
+  p.frequency_penalty = 0.4f;
+  Sampler sampler(p);
+  const std::vector<float> logits = {3.0f, 2.0f, 1.5f};
+  // Token 0 twice in the output: 3 - 0.5 - 2 * 0.4 = 1.7 < 2.
+  EXPECT_EQ(sampler.sample(logits, std::vector<int32_t>{0, 0}, 0), 1);
+  // The same tokens as prompt are not penalised.
+  EXPECT_EQ(sampler.sample(logits, std::vector<int32_t>{0, 0}, 2), 0);
+}
+
 TEST(Sampler, RejectsInvalidParameters) {
   SamplingParams p;
   p.top_p = 0.0f;

@@ -1,4 +1,4 @@
-#include "core/llm/step_runner.h"
+#include "core/engine/step_runner.h"
 
 namespace baton {
 

@@ -1,0 +1,224 @@
+#pragma once
+
+// The attention kernel, written once over a Simd level (backends/cpu/simd/) and instantiated by
+// attention_{generic,avx2,avx512}.cpp. Include only from those files.
+//
+// FlashAttention-style: a work item holds its query rows (every query head of one KV head, for
+// up to kQueryTile tokens, so each K/V tile is loaded once for the whole GQA group) and walks the
+// cache in tiles of kKvTile positions with an online softmax: a running max m and sum l per row,
+// the accumulator rescaled by exp(m_old - m_new) whenever the max grows. A K tile is converted to
+// f32 and transposed to [head_dim][kKvTile] so scores come out as whole vectors of positions
+// without horizontal sums; a V tile is converted to rows padded to a multiple of 4 vectors.
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "backends/cpu/attention/attention.h"
+
+namespace baton::cpu::attn {
+
+template <class S>
+class Kernel {
+  using V = typename S::V;
+  static constexpr int kW = S::kWidth;
+  static constexpr int kCols = static_cast<int>(kKvTile) / kW;  // vectors per row of scores
+  // Query rows per score block: enough accumulators to hide FMA latency, few enough to stay in
+  // registers (32 on AVX-512, 16 on AVX2).
+  static constexpr int kRows = kW == 16 ? 4 : kW == 8 ? 2 : 1;
+  static constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+
+ public:
+  Kernel(const Args& args, int64_t group)
+      : a_(args),
+        group_(group),
+        hd_(args.head_dim),
+        hdp_((args.head_dim + 4 * kW - 1) / (4 * kW) * (4 * kW)),
+        max_rows_(kQueryTile * group),
+        q_(static_cast<size_t>(max_rows_ * hd_)),
+        kt_(static_cast<size_t>(hd_ * kKvTile)),
+        v_(static_cast<size_t>(kKvTile * hdp_)),
+        s_(static_cast<size_t>(max_rows_ * kKvTile)),
+        acc_(static_cast<size_t>(max_rows_ * hdp_)),
+        m_(static_cast<size_t>(max_rows_)),
+        l_(static_cast<size_t>(max_rows_)),
+        pos_(static_cast<size_t>(max_rows_)),
+        row_tmp_(static_cast<size_t>(hd_)) {}
+
+  int64_t partial_stride() const { return hdp_ + 2; }
+
+  // Runs one work item; `partials` is the slot array (row stride partial_stride()).
+  void run(const Plan& plan, const WorkItem& item, float* partials) {
+    const int64_t rows = item.count * group_;
+    load_queries(plan, item);
+    for (int32_t begin = item.kv_begin; begin < item.kv_end; begin += kKvTile) {
+      const int64_t n = std::min<int64_t>(kKvTile, item.kv_end - begin);
+      load_tile(item, begin, n);
+      for (int64_t r = 0; r < rows;) {
+        if (r + kRows <= rows) {
+          scores<kRows>(r);
+          r += kRows;
+        } else {
+          scores<1>(r);
+          r += 1;
+        }
+      }
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t valid = std::min<int64_t>(n, pos_[r] + 1 - begin);
+        if (valid > 0) update_row(r, valid);
+      }
+    }
+    if (item.partial < 0) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int32_t t = plan.tokens[item.first + r / group_];
+        float* o = a_.out + (t * a_.heads + item.kv_head * group_ + r % group_) * hd_;
+        const float inv = 1.0f / l_[r];
+        for (int64_t d = 0; d < hd_; ++d) o[d] = acc_[r * hdp_ + d] * inv;
+      }
+      return;
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      float* slot = partials + (item.partial * group_ + r) * partial_stride();
+      slot[0] = m_[r];
+      slot[1] = l_[r];
+      std::memcpy(slot + 2, acc_.data() + r * hdp_, static_cast<size_t>(hdp_) * sizeof(float));
+    }
+  }
+
+  // Combines the partial states of one token and KV head: rescale each to the common max.
+  void merge(const Merge& merge, const float* partials) const {
+    for (int64_t g = 0; g < group_; ++g) {
+      float m = kNegInf;
+      for (int32_t i = 0; i < merge.count; ++i)
+        m = std::max(m, partials[((merge.first + i) * group_ + g) * partial_stride()]);
+      float* o = a_.out + (merge.token * a_.heads + merge.kv_head * group_ + g) * hd_;
+      std::fill(o, o + hd_, 0.0f);
+      float l = 0.0f;
+      for (int32_t i = 0; i < merge.count; ++i) {
+        const float* slot = partials + ((merge.first + i) * group_ + g) * partial_stride();
+        const float w = std::exp(slot[0] - m);
+        l += slot[1] * w;
+        for (int64_t d = 0; d < hd_; ++d) o[d] += slot[2 + d] * w;
+      }
+      const float inv = 1.0f / l;
+      for (int64_t d = 0; d < hd_; ++d) o[d] *= inv;
+    }
+  }
+
+ private:
+  void load_queries(const Plan& plan, const WorkItem& item) {
+    for (int32_t i = 0; i < item.count; ++i) {
+      const int32_t t = plan.tokens[item.first + i];
+      // The group's heads are adjacent in q, so its rows for one token are contiguous.
+      const float* src = a_.q + (t * a_.heads + item.kv_head * group_) * hd_;
+      float* dst = q_.data() + i * group_ * hd_;
+      for (int64_t e = 0; e < group_ * hd_; ++e) dst[e] = src[e] * a_.scale;
+      for (int64_t g = 0; g < group_; ++g) {
+        const int64_t r = i * group_ + g;
+        pos_[r] = a_.batch->token_pos[t];
+        m_[r] = kNegInf;
+        l_[r] = 0.0f;
+        std::fill_n(acc_.data() + r * hdp_, hdp_, 0.0f);
+      }
+    }
+  }
+
+  // K rows transposed into kt_, V rows into v_; columns/rows past n keep stale finite values
+  // that masking turns into zero weights.
+  void load_tile(const WorkItem& item, int32_t begin, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t row = cache_row(*a_.batch, item.seq, static_cast<int32_t>(begin + j));
+      const int64_t offset = (row * a_.kv_heads + item.kv_head) * hd_;
+      const float* k;
+      if (a_.f16) {
+        S::f16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data(), hd_);
+        S::f16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_, hd_);
+        k = row_tmp_.data();
+      } else {
+        k = static_cast<const float*>(a_.k_cache) + offset;
+        std::memcpy(v_.data() + j * hdp_, static_cast<const float*>(a_.v_cache) + offset,
+                    static_cast<size_t>(hd_) * sizeof(float));
+      }
+      for (int64_t d = 0; d < hd_; ++d) kt_[d * kKvTile + j] = k[d];
+    }
+  }
+
+  // Scores of query rows [r, r + R) against the tile: sums over head_dim of a broadcast query
+  // element times a vector of positions.
+  template <int R>
+  void scores(int64_t r) {
+    V acc[R][kCols];
+    for (int i = 0; i < R; ++i)
+      for (int c = 0; c < kCols; ++c) acc[i][c] = S::zero();
+    const float* q = q_.data() + r * hd_;
+    for (int64_t d = 0; d < hd_; ++d) {
+      V k[kCols];
+      for (int c = 0; c < kCols; ++c) k[c] = S::load(kt_.data() + d * kKvTile + c * kW);
+      for (int i = 0; i < R; ++i) {
+        const V qv = S::set1(q[i * hd_ + d]);
+        for (int c = 0; c < kCols; ++c) acc[i][c] = S::fmadd(qv, k[c], acc[i][c]);
+      }
+    }
+    for (int i = 0; i < R; ++i)
+      for (int c = 0; c < kCols; ++c) S::store(s_.data() + (r + i) * kKvTile + c * kW, acc[i][c]);
+  }
+
+  // Online softmax step for one row over its first `valid` positions, then acc += p · V.
+  void update_row(int64_t r, int64_t valid) {
+    float* s = s_.data() + r * kKvTile;
+    for (int64_t j = valid; j < kKvTile; ++j) s[j] = kNegInf;
+    V mv = S::load(s);
+    for (int c = 1; c < kCols; ++c) mv = S::max(mv, S::load(s + c * kW));
+    const float m_new = std::max(m_[r], S::reduce_max(mv));
+    const float alpha = std::exp(m_[r] - m_new);
+    const V mn = S::set1(m_new);
+    V sum = S::zero();
+    for (int c = 0; c < kCols; ++c) {
+      const V p = S::exp(S::sub(S::load(s + c * kW), mn));
+      S::store(s + c * kW, p);
+      sum = S::add(sum, p);
+    }
+    l_[r] = l_[r] * alpha + S::reduce_add(sum);
+    m_[r] = m_new;
+    const V scale = S::set1(alpha);
+    float* acc = acc_.data() + r * hdp_;
+    for (int64_t d = 0; d < hdp_; d += 4 * kW) {
+      V o[4];
+      for (int i = 0; i < 4; ++i) o[i] = S::mul(S::load(acc + d + i * kW), scale);
+      for (int64_t j = 0; j < valid; ++j) {
+        const V p = S::set1(s[j]);
+        const float* v = v_.data() + j * hdp_ + d;
+        for (int i = 0; i < 4; ++i) o[i] = S::fmadd(p, S::load(v + i * kW), o[i]);
+      }
+      for (int i = 0; i < 4; ++i) S::store(acc + d + i * kW, o[i]);
+    }
+  }
+
+  const Args& a_;
+  const int64_t group_, hd_, hdp_, max_rows_;
+  std::vector<float> q_, kt_, v_, s_, acc_, m_, l_;
+  std::vector<int32_t> pos_;
+  std::vector<float> row_tmp_;
+};
+
+template <class S>
+void run(const Context& ctx, const Args& args, const Plan& plan) {
+  const int64_t group = args.heads / args.kv_heads;
+  const int64_t n_items = static_cast<int64_t>(plan.items.size());
+  const int64_t n_merges = static_cast<int64_t>(plan.merges.size());
+  std::vector<float> partials;
+#pragma omp parallel num_threads(ctx.threads)
+  {
+    Kernel<S> kernel(args, group);
+#pragma omp single
+    partials.resize(static_cast<size_t>(plan.partials * group * kernel.partial_stride()));
+#pragma omp for schedule(dynamic)
+    for (int64_t i = 0; i < n_items; ++i) kernel.run(plan, plan.items[i], partials.data());
+#pragma omp for schedule(static)
+    for (int64_t i = 0; i < n_merges; ++i) kernel.merge(plan.merges[i], partials.data());
+  }
+}
+
+}  // namespace baton::cpu::attn

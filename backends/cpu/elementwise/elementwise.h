@@ -1,0 +1,30 @@
+#pragma once
+
+// Row kernels of the element-wise ops, one table per ISA level; the op front ends
+// (cpu_elementwise.cpp, cpu_norm_rope.cpp) split rows over threads and call through
+// row_kernels(), which picks the table for active_isa().
+
+#include <cstdint>
+
+namespace baton::cpu {
+
+struct RowKernels {
+  // o = a + b
+  void (*add)(const float* a, const float* b, float* o, int64_t n);
+  // o = a + b; returns the sum of o^2 (the residual add that feeds an rms_norm)
+  float (*add_sum_squares)(const float* a, const float* b, float* o, int64_t n);
+  float (*sum_squares)(const float* x, int64_t n);
+  // o = x * s * w (rms_norm's scaling)
+  void (*scale_mul)(const float* x, float s, const float* w, float* o, int64_t n);
+  // o = g * sigmoid(g) * u
+  void (*swiglu)(const float* g, const float* u, float* o, int64_t n);
+  void (*softmax)(const float* x, float* o, int64_t n);
+};
+
+const RowKernels& row_kernels();
+
+extern const RowKernels kRowKernelsGeneric;
+extern const RowKernels kRowKernelsAvx2;
+extern const RowKernels kRowKernelsAvx512;
+
+}  // namespace baton::cpu

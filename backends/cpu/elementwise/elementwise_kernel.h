@@ -1,0 +1,104 @@
+#pragma once
+
+// The row kernels of elementwise.h written once over a Simd level (backends/cpu/simd/); include
+// only from elementwise_{generic,avx2,avx512}.cpp. Tails shorter than a vector use masked loads
+// and stores, so every element goes through the same arithmetic.
+
+#include <algorithm>
+
+#include "backends/cpu/elementwise/elementwise.h"
+
+namespace baton::cpu {
+
+template <class S>
+struct RowKernelsFor {
+  using V = typename S::V;
+  static constexpr int kW = S::kWidth;
+
+  // Calls f(offset, lanes) over [0, n) in vectors, the last one possibly partial.
+  template <class F>
+  static void for_vectors(int64_t n, F f) {
+    int64_t i = 0;
+    for (; i + kW <= n; i += kW) f(i, int64_t{kW});
+    if (i < n) f(i, n - i);
+  }
+  static V load(const float* p, int64_t lanes) {
+    return lanes == kW ? S::load(p) : S::load_partial(p, lanes);
+  }
+  static void store(float* p, V v, int64_t lanes) {
+    if (lanes == kW) {
+      S::store(p, v);
+    } else {
+      S::store_partial(p, v, lanes);
+    }
+  }
+
+  static void add(const float* a, const float* b, float* o, int64_t n) {
+    for_vectors(
+        n, [&](int64_t i, int64_t w) { store(o + i, S::add(load(a + i, w), load(b + i, w)), w); });
+  }
+
+  static float add_sum_squares(const float* a, const float* b, float* o, int64_t n) {
+    V acc = S::zero();
+    for_vectors(n, [&](int64_t i, int64_t w) {
+      const V x = S::add(load(a + i, w), load(b + i, w));
+      store(o + i, x, w);
+      acc = S::fmadd(x, x, acc);
+    });
+    return S::reduce_add(acc);
+  }
+
+  static float sum_squares(const float* x, int64_t n) {
+    V acc = S::zero();
+    for_vectors(n, [&](int64_t i, int64_t w) {
+      const V v = load(x + i, w);
+      acc = S::fmadd(v, v, acc);
+    });
+    return S::reduce_add(acc);
+  }
+
+  static void scale_mul(const float* x, float s, const float* w, float* o, int64_t n) {
+    const V sv = S::set1(s);
+    for_vectors(n, [&](int64_t i, int64_t lanes) {
+      store(o + i, S::mul(S::mul(load(x + i, lanes), sv), load(w + i, lanes)), lanes);
+    });
+  }
+
+  static void swiglu(const float* g, const float* u, float* o, int64_t n) {
+    const V one = S::set1(1.0f);
+    for_vectors(n, [&](int64_t i, int64_t w) {
+      const V gv = load(g + i, w);
+      const V sigmoid = S::div(one, S::add(one, S::exp(S::sub(S::zero(), gv))));
+      store(o + i, S::mul(S::mul(gv, sigmoid), load(u + i, w)), w);
+    });
+  }
+
+  static void softmax(const float* x, float* o, int64_t n) {
+    // Masked lanes load as 0, which must not take part in the max or the sum.
+    V mv = S::set1(x[0]);
+    int64_t full = n / kW * kW;
+    for (int64_t i = 0; i < full; i += kW) mv = S::max(mv, S::load(x + i));
+    float max_value = S::reduce_max(mv);
+    for (int64_t i = full; i < n; ++i) max_value = std::max(max_value, x[i]);
+    const V mx = S::set1(max_value);
+    V sum = S::zero();
+    for (int64_t i = 0; i < full; i += kW) {
+      const V e = S::exp(S::sub(S::load(x + i), mx));
+      S::store(o + i, e);
+      sum = S::add(sum, e);
+    }
+    float total = S::reduce_add(sum);
+    if (full < n) {
+      S::store_partial(o + full, S::exp(S::sub(S::load_partial(x + full, n - full), mx)), n - full);
+      for (int64_t i = full; i < n; ++i) total += o[i];
+    }
+    const V inv = S::set1(1.0f / total);
+    for_vectors(n, [&](int64_t i, int64_t w) { store(o + i, S::mul(load(o + i, w), inv), w); });
+  }
+
+  static constexpr RowKernels table() {
+    return {&add, &add_sum_squares, &sum_squares, &scale_mul, &swiglu, &softmax};
+  }
+};
+
+}  // namespace baton::cpu

@@ -1,0 +1,203 @@
+#include "backends/cpu/matmul/packed_weights.h"
+
+#include <omp.h>
+
+#include <compare>
+#include <dnnl.hpp>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "backends/cpu/cpu_dequantize.h"
+#include "baton/error.h"
+
+namespace baton::cpu {
+namespace {
+
+using dnnl::memory;
+using Dt = memory::data_type;
+using Tag = memory::format_tag;
+
+// oneDNN's OpenMP build sizes its parallel regions, when it plans a primitive and when it runs
+// one, by omp_get_max_threads() of the calling thread.
+class OmpThreads {
+ public:
+  explicit OmpThreads(int threads) : previous_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~OmpThreads() { omp_set_num_threads(previous_); }
+  OmpThreads(const OmpThreads&) = delete;
+  OmpThreads& operator=(const OmpThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+// Rows of x the packed layout is planned for. oneDNN's brgemm matmul picks the same weight
+// layout whatever the rows, and every later plan is made for the packed layout itself.
+constexpr memory::dim kPlanRows = 512;
+
+// F32 weights are not packed: their matmuls stay on the exact GEMV kernels, whose result for a
+// row of x does not depend on how many rows share the call, so an f32 model's output does not
+// depend on how the engine batches requests. F16/BF16 prefill trades that for bf16 GEMM speed.
+bool is_packed_dtype(DType dtype) {
+  return dtype == DType::kF16 || dtype == DType::kBF16;
+}
+
+// A weight [m, k] row-major is oneDNN's weights {k, m} in the transposed (ba) layout.
+memory::desc plain_weights(memory::dim m, memory::dim k, Dt type) {
+  return memory::desc({k, m}, type, Tag::ba);
+}
+
+dnnl::matmul::primitive_desc plan_matmul(const dnnl::engine& engine, memory::dim n,
+                                         const memory::desc& weights, Dt type) {
+  const memory::dim k = weights.dims()[0], m = weights.dims()[1];
+  const dnnl::matmul::desc desc(memory::desc({n, k}, type, Tag::ab), weights,
+                                memory::desc({n, m}, Dt::f32, Tag::ab));
+  return dnnl::matmul::primitive_desc(desc, engine);
+}
+
+struct Packed {
+  std::weak_ptr<Buffer> source;  // once it expires the address may hold another tensor
+  DType dtype;
+  Shape shape;
+  memory weights;  // owns the packed copy
+};
+
+struct PlanKey {
+  memory::dim n, m, k;
+  Dt type;
+  int threads;
+  auto operator<=>(const PlanKey&) const = default;
+};
+
+struct Plan {
+  dnnl::matmul matmul;
+  dnnl::reorder to_bf16;  // x f32 -> bf16, for the bf16 GEMM only
+};
+
+std::vector<float> widen_f16(const Tensor& w, int threads) {
+  std::vector<float> out(static_cast<size_t>(w.numel()));
+  const auto* src = w.data<uint16_t>();
+  const float* table = fp16_table();
+  const int64_t rows = w.dim(0), k = w.dim(1);
+#pragma omp parallel for num_threads(threads)
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < k; ++i) out[r * k + i] = table[src[r * k + i]];
+  }
+  return out;
+}
+
+}  // namespace
+
+struct PackedWeights::Impl {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  std::unordered_map<const std::byte*, Packed> packed;
+  size_t bytes = 0;
+  mutable std::mutex plans_mutex;
+  mutable std::map<PlanKey, Plan> plans;
+
+  const Packed* find(const Tensor& w) const {
+    const auto it = packed.find(w.raw());
+    if (it == packed.end() || it->second.source.expired()) return nullptr;
+    const Packed& p = it->second;
+    return p.dtype == w.dtype() && p.shape == w.shape() ? &p : nullptr;
+  }
+
+  void forget_expired() {
+    std::erase_if(packed, [&](const auto& entry) {
+      if (!entry.second.source.expired()) return false;
+      bytes -= entry.second.weights.get_desc().get_size();
+      return true;
+    });
+  }
+
+  const Plan& plan(const PlanKey& key, const memory::desc& weights) const {
+    const std::lock_guard lock(plans_mutex);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+    Plan plan{dnnl::matmul(plan_matmul(engine, key.n, weights, key.type)), {}};
+    if (key.type == Dt::bf16) {
+      const memory::desc x({key.n, key.k}, Dt::f32, Tag::ab);
+      plan.to_bf16 = dnnl::reorder(dnnl::reorder::primitive_desc(
+          engine, x, engine, memory::desc(x.dims(), Dt::bf16, Tag::ab)));
+    }
+    return plans.emplace(key, std::move(plan)).first->second;
+  }
+};
+
+PackedWeights::PackedWeights() : impl_(std::make_unique<Impl>()) {}
+PackedWeights::~PackedWeights() = default;
+
+bool PackedWeights::add(const Tensor& w, int threads) {
+  if (w.rank() != 2 || !is_packed_dtype(w.dtype()) || !w.buffer()->is_host()) return false;
+  impl_->forget_expired();
+  if (impl_->find(w)) return true;
+  const memory::dim m = w.dim(0), k = w.dim(1);
+  const Dt type = Dt::bf16;
+  try {
+    const OmpThreads omp(threads);
+    const dnnl::matmul::primitive_desc pd =
+        plan_matmul(impl_->engine, kPlanRows, memory::desc({k, m}, type, Tag::any), type);
+    // Only oneDNN's reference kernel here: the GEMV kernels are faster than that.
+    if (std::string_view(pd.impl_info_str()).starts_with("ref")) return false;
+    memory packed(pd.weights_desc(), impl_->engine);
+    // oneDNN 2.6 has no f16 -> bf16 reorder, so F16 weights pass through a transient f32 copy.
+    std::vector<float> widened;
+    memory source;
+    if (w.dtype() == DType::kF16) {
+      widened = widen_f16(w, threads);
+      source = memory(plain_weights(m, k, Dt::f32), impl_->engine, widened.data());
+    } else {
+      source = memory(plain_weights(m, k, type), impl_->engine, w.raw());
+    }
+    dnnl::stream stream(impl_->engine);
+    dnnl::reorder(source, packed).execute(stream, source, packed);
+    stream.wait();
+    impl_->bytes += packed.get_desc().get_size();
+    impl_->packed.insert_or_assign(w.raw(), Packed{w.buffer(), w.dtype(), w.shape(), packed});
+    return true;
+  } catch (const dnnl::error& e) {
+    if (e.status == dnnl_unimplemented) return false;
+    throw Error(ErrorCategory::kBackend, "oneDNN could not pack a " +
+                                             std::string(to_string(w.dtype())) + " weight " +
+                                             to_string(w.shape()) + ": " + e.what());
+  }
+}
+
+bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, int threads) const {
+  const Packed* p = impl_->find(w);
+  if (!p) return false;
+  const memory::dim n = x.dim(0), k = x.dim(1), m = w.dim(0);
+  const Dt type = Dt::bf16;
+  try {
+    const OmpThreads omp(threads);
+    const Plan& plan = impl_->plan({n, m, k, type, threads}, p->weights.get_desc());
+    const dnnl::engine& engine = impl_->engine;
+    memory src(memory::desc({n, k}, Dt::f32, Tag::ab), engine, x.raw());
+    memory dst(memory::desc({n, m}, Dt::f32, Tag::ab), engine, out.raw());
+    dnnl::stream stream(engine);
+    if (type == Dt::bf16) {
+      memory src_bf16(memory::desc({n, k}, Dt::bf16, Tag::ab), engine);
+      plan.to_bf16.execute(stream, src, src_bf16);
+      src = src_bf16;
+    }
+    plan.matmul.execute(stream,
+                        {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, p->weights}, {DNNL_ARG_DST, dst}});
+    stream.wait();
+    return true;
+  } catch (const dnnl::error& e) {
+    throw Error(ErrorCategory::kBackend, "oneDNN matmul of x " + to_string(x.shape()) + " by " +
+                                             std::string(to_string(w.dtype())) + " " +
+                                             to_string(w.shape()) + " failed: " + e.what());
+  }
+}
+
+size_t PackedWeights::bytes() const {
+  return impl_->bytes;
+}
+
+}  // namespace baton::cpu

@@ -1,0 +1,45 @@
+#pragma once
+
+// Prefill GEMM for float weights through oneDNN, on copies of the weights reordered once (at
+// import_tensor) into the layout oneDNN's matmul prefers; on plain row-major weights it is
+// several times slower. The copies are keyed by the weight's data pointer, owned by one backend
+// instance, and reached from kernels through Context::packed.
+//
+// F32 weights keep an f32 copy and run an f32 GEMM. F16 and BF16 weights keep a bf16 copy and
+// run a bf16 GEMM with x rounded to bf16 per call, fp32 accumulation and output: F16 weights
+// lose their 3 low mantissa bits, and each product carries up to ~2^-8 relative error from each
+// rounding.
+//
+// oneDNN runs on OpenMP with the caller's thread count; a GEMM may split its reduction
+// differently for other thread counts, so results with 1 and N threads can differ in the last
+// bits (the GEMV kernels agree bit for bit).
+
+#include <cstddef>
+#include <memory>
+
+#include "core/tensor.h"
+
+namespace baton::cpu {
+
+class PackedWeights {
+ public:
+  PackedWeights();
+  ~PackedWeights();
+  PackedWeights(const PackedWeights&) = delete;
+  PackedWeights& operator=(const PackedWeights&) = delete;
+
+  // Packs a 2-D F32, F16 or BF16 host tensor with `threads` OpenMP threads; returns false and
+  // keeps nothing for other tensors and for shapes where oneDNN has only its reference kernel.
+  bool add(const Tensor& w, int threads);
+  // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none.
+  bool matmul(const Tensor& x, const Tensor& w, const Tensor& out, int threads) const;
+
+  // Bytes held by packed copies (the second copy of the weights in memory).
+  size_t bytes() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton::cpu

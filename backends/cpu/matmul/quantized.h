@@ -1,0 +1,76 @@
+#pragma once
+
+// Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
+// that read Q8_0 / Q4_0 weights in their GGUF layout.
+//
+// Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
+// d = max|x| / 127, every block dot product is exact in int32, and d_w * d_x scales it in fp32.
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "core/dtype.h"
+
+namespace baton::cpu {
+
+constexpr int64_t kQuantBlock = 32;
+static_assert(kQuantBlock == kQK8_0 && kQuantBlock == kQK4_0);
+
+// The kernels multiply x by weights shifted to unsigned bytes (Q4_0 nibbles are w + 8; the
+// AVX-512 GEMM packs Q8_0 as w + 128), so each block's dot carries offset * sum(x quants), which
+// `corr` cancels.
+inline int32_t weight_offset(DType dtype) {
+  return dtype == DType::kQ4_0 ? 8 : 128;
+}
+
+// n rows of x, quantized: quants [n][k], and per block its scale and -offset * sum(quants).
+struct QuantizedRows {
+  QuantizedRows(int64_t n_rows, int64_t row_length)
+      : n(n_rows),
+        k(row_length),
+        blocks(row_length / kQuantBlock),
+        qs(std::make_unique_for_overwrite<int8_t[]>(n * k)),
+        d(std::make_unique_for_overwrite<float[]>(n * blocks)),
+        corr(std::make_unique_for_overwrite<int32_t[]>(n * blocks)) {}
+
+  const int8_t* qs_row(int64_t r) const { return qs.get() + r * k; }
+  const float* d_row(int64_t r) const { return d.get() + r * blocks; }
+  const int32_t* corr_row(int64_t r) const { return corr.get() + r * blocks; }
+
+  int64_t n, k, blocks;
+  std::unique_ptr<int8_t[]> qs;
+  std::unique_ptr<float[]> d;
+  std::unique_ptr<int32_t[]> corr;
+};
+
+// Quantizes one row of k floats. Every ISA computes the same values: scale = 127 / max|x| in
+// fp32 and quants rounded to nearest even, so results do not depend on the path.
+using QuantizeRowFn = void (*)(const float* x, int64_t k, int32_t offset, int8_t* qs, float* d,
+                               int32_t* corr);
+
+// out[r * m + j] = x[r] · w[j] for every row r of x and weight rows j in [first, last); w points
+// at weight row 0, rows w_stride bytes apart.
+using QuantizedKernelFn = void (*)(DType dtype, const std::byte* w, size_t w_stride, int64_t first,
+                                   int64_t last, const QuantizedRows& x, float* out, int64_t m);
+
+namespace avx512 {
+void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* d, int32_t* corr);
+// Few rows of x: streams each weight row once, several rows at a time (memory-bound decode).
+void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
+          const QuantizedRows& x, float* out, int64_t m);
+// Many rows of x: packs kGemmPanel weight rows to a transient buffer, then reuses each block
+// across all rows of x (compute-bound prefill).
+void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
+          const QuantizedRows& x, float* out, int64_t m);
+constexpr int64_t kGemmPanel = 32;
+}  // namespace avx512
+
+namespace avx2 {
+void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* d, int32_t* corr);
+// Any number of rows of x, block by block.
+void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
+            const QuantizedRows& x, float* out, int64_t m);
+}  // namespace avx2
+
+}  // namespace baton::cpu

@@ -1,0 +1,156 @@
+// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 weights.
+//
+// Prefill is bound by arithmetic, so each weight block should feed many rows of x. A panel of
+// kGemmPanel weight rows is packed to a transient, thread-local buffer (the weights themselves
+// stay in place): per block, 8 groups of 4 unsigned quants, each group as 32 rows x 4 bytes in
+// two zmm. One vpdpbusd then multiplies 16 weight rows by 4 broadcast bytes of one x row, and
+// lanes are output columns, so no horizontal sums are needed. A tile of kR x rows x 32 columns
+// keeps its int32 block dots and fp32 sums in registers.
+
+// GCC 12 warns that the undefined-vector idiom inside its own AVX-512 intrinsics is used
+// uninitialized (GCC bug 105593); the warning is about the header, not about callers.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+#pragma GCC diagnostic pop
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "backends/cpu/matmul/quantized.h"
+
+namespace baton::cpu::avx512 {
+namespace {
+
+constexpr int kR = 6;  // x rows per tile: 2 * kR int32 and 2 * kR fp32 accumulators fit in zmm
+constexpr int kGroups = kQuantBlock / 4;  // vpdpbusd steps per block
+static_assert(kGemmPanel == 32, "the tile holds two zmm of 16 columns");
+
+// Columns 0..15 and 16..31 of the panel.
+struct QuantPair {
+  __m512i lo, hi;
+};
+struct ScalePair {
+  __m512 lo, hi;
+};
+struct Panel {
+  std::vector<QuantPair> q;  // per block, kGroups of 4 unsigned quants per column
+  std::vector<ScalePair> d;  // per block, the weight scales
+};
+
+// Packs weight rows [0, rows) of the panel; missing rows read as zero quants and scales. Q4_0
+// nibbles are w + 8 and Q8_0 quants are stored as w + 128; x's corr cancels the offset.
+template <bool kQ4>
+void pack_panel(const std::byte* w, size_t w_stride, int rows, int64_t nb, Panel& panel) {
+  constexpr size_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  for (int64_t b = 0; b < nb; ++b) {
+    alignas(64) uint32_t quants[kGemmPanel][kGroups];
+    alignas(64) float scales[kGemmPanel];
+    for (int j = 0; j < kGemmPanel; ++j) {
+      __m256i u = _mm256_setzero_si256();
+      scales[j] = 0.0f;
+      if (j < rows) {
+        const std::byte* p = w + static_cast<size_t>(j) * w_stride + b * kBlockBytes;
+        if constexpr (kQ4) {
+          const auto* block = reinterpret_cast<const BlockQ4_0*>(p);
+          const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+          u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+          scales[j] = _cvtsh_ss(block->d);
+        } else {
+          const auto* block = reinterpret_cast<const BlockQ8_0*>(p);
+          u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs)),
+                               _mm256_set1_epi8(static_cast<char>(0x80)));
+          scales[j] = _cvtsh_ss(block->d);
+        }
+      }
+      _mm256_store_si256(reinterpret_cast<__m256i*>(quants[j]), u);
+    }
+    auto* dst = reinterpret_cast<uint32_t*>(panel.q.data() + b * kGroups);
+    for (int g = 0; g < kGroups; ++g) {
+      for (int j = 0; j < kGemmPanel; ++j) dst[g * kGemmPanel + j] = quants[j][g];
+    }
+    panel.d[b] = {_mm512_load_ps(scales), _mm512_load_ps(scales + 16)};
+  }
+}
+
+// out[(r0 + r) * m + j0 + c] for r < kRows, c < cols.
+template <int kRows>
+void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* out, int64_t m,
+               int64_t j0, int cols) {
+  const int64_t nb = x.blocks, k = x.k;
+  const int8_t* xq = x.qs_row(r0);
+  const float* xd = x.d_row(r0);
+  const int32_t* xc = x.corr_row(r0);
+  __m512 acc[kRows][2];
+  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
+
+  for (int64_t b = 0; b < nb; ++b) {
+    __m512i dot[kRows][2];
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) dot[r][0] = dot[r][1] = _mm512_set1_epi32(xc[r * nb + b]);
+    const QuantPair* q = panel.q.data() + b * kGroups;
+#pragma GCC unroll 8
+    for (int g = 0; g < kGroups; ++g) {
+      const __m512i w0 = q[g].lo, w1 = q[g].hi;
+#pragma GCC unroll 8
+      for (int r = 0; r < kRows; ++r) {
+        int32_t four;
+        std::memcpy(&four, xq + r * k + b * kQuantBlock + 4 * g, sizeof(four));
+        const __m512i xv = _mm512_set1_epi32(four);
+        dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], w0, xv);
+        dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], w1, xv);
+      }
+    }
+    const __m512 d0 = panel.d[b].lo, d1 = panel.d[b].hi;
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 dx = _mm512_set1_ps(xd[r * nb + b]);
+      acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0]), _mm512_mul_ps(d0, dx), acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(d1, dx), acc[r][1]);
+    }
+  }
+  const __mmask16 m0 = cols >= 16 ? 0xffff : (1u << cols) - 1;
+  const __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0;
+  for (int r = 0; r < kRows; ++r) {
+    float* o = out + (r0 + r) * m + j0;
+    _mm512_mask_storeu_ps(o, m0, acc[r][0]);
+    _mm512_mask_storeu_ps(o + 16, m1, acc[r][1]);
+  }
+}
+
+template <int kRows>
+void gemm_tail(int rows, const QuantizedRows& x, int64_t r0, const Panel& panel, float* out,
+               int64_t m, int64_t j0, int cols) {
+  if constexpr (kRows > 0) {
+    if (rows == kRows) return gemm_tile<kRows>(x, r0, panel, out, m, j0, cols);
+    gemm_tail<kRows - 1>(rows, x, r0, panel, out, m, j0, cols);
+  }
+}
+
+}  // namespace
+
+void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
+          const QuantizedRows& x, float* out, int64_t m) {
+  thread_local Panel panel;
+  const int64_t nb = x.blocks;
+  if (panel.q.size() < static_cast<size_t>(nb * kGroups)) {
+    panel.q.resize(nb * kGroups);
+    panel.d.resize(nb);
+  }
+  for (int64_t j0 = first; j0 < last; j0 += kGemmPanel) {
+    const int cols = static_cast<int>(std::min<int64_t>(kGemmPanel, last - j0));
+    const std::byte* wj = w + static_cast<size_t>(j0) * w_stride;
+    if (dtype == DType::kQ4_0) {
+      pack_panel<true>(wj, w_stride, cols, nb, panel);
+    } else {
+      pack_panel<false>(wj, w_stride, cols, nb, panel);
+    }
+    int64_t r0 = 0;
+    for (; r0 + kR <= x.n; r0 += kR) gemm_tile<kR>(x, r0, panel, out, m, j0, cols);
+    if (r0 < x.n) gemm_tail<kR - 1>(static_cast<int>(x.n - r0), x, r0, panel, out, m, j0, cols);
+  }
+}
+
+}  // namespace baton::cpu::avx512

@@ -1,0 +1,36 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/engine/block_manager.h"
+#include "core/sampling/sampler.h"
+
+namespace baton {
+
+enum class SequenceStatus { kWaiting, kRunning, kFinished };
+
+// One token stream the engine advances: a request's prompt and what has been generated after
+// it. `computed` counts the tokens whose K/V is in the cache; the scheduler hands each sequence
+// the difference as work, which makes prefill, chunked prefill, decode and recompute after
+// preemption the same thing.
+struct Sequence {
+  uint64_t id = 0;
+  int32_t priority = 0;         // higher runs first
+  uint64_t arrival = 0;         // admission order among equal priorities
+  std::vector<int32_t> tokens;  // prompt then generated
+  int32_t prompt_length = 0;
+  int32_t computed = 0;
+  int32_t cached_prompt_tokens = 0;  // served by the prefix cache at admission
+  bool prefix_looked_up = false;
+  uint64_t adapter = 0;
+  BlockTable blocks;
+  std::unique_ptr<Sampler> sampler;
+  SequenceStatus status = SequenceStatus::kWaiting;
+
+  int32_t pending() const { return static_cast<int32_t>(tokens.size()) - computed; }
+  int32_t generated() const { return static_cast<int32_t>(tokens.size()) - prompt_length; }
+};
+
+}  // namespace baton

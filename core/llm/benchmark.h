@@ -1,0 +1,72 @@
+#pragma once
+
+// llama-bench-style throughput measurement of one model on one backend.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+#include "core/gguf/gguf_file.h"
+
+namespace baton {
+
+struct BenchOptions {
+  std::string model;    // GGUF path
+  std::string backend;  // "" = the default backend
+  int32_t threads = 0;  // 0 = all cores
+  uint64_t seed = 0;    // random token ids
+};
+
+// What a model costs per token, from its tensor table.
+struct ModelCost {
+  std::string name;                 // general.name, else the file name
+  DType weight_type = DType::kF32;  // the dtype holding most of the matrix bytes
+  int64_t n_params = 0;             // every tensor
+  uint64_t size_bytes = 0;          // every tensor
+  // Bytes one decode step reads: every weight but token_embd, of which it reads one row, unless
+  // token_embd doubles as the output projection. KV cache reads are left out.
+  uint64_t decode_bytes = 0;
+  // Multiply-adds of each prompt token through the layers' matrices; the output projection runs
+  // on the last token only, attention is left out.
+  int64_t prefill_params = 0;
+};
+
+enum class BenchKind { kPrompt, kGeneration };
+
+struct BenchResult {
+  BenchKind kind = BenchKind::kPrompt;
+  int32_t n_tokens = 0;
+  std::string test;                 // "pp512", "tg128"
+  std::vector<double> samples_tps;  // tokens per second, one per repetition
+  double mean_tps = 0, stddev_tps = 0, median_tps = 0;
+};
+
+// A loaded model, ready to be timed step by step on the backend, without the engine's scheduler
+// in the way. pp: prefill n_tokens random tokens into an empty sequence (in steps of at most 512,
+// llama-bench's default micro-batch), timing the whole prefill. tg: from a 1-token context,
+// n_tokens greedy decode steps of one token each, timing the steps only. Each test runs once
+// untimed to warm up (a 1-step decode for tg, as llama-bench does), then `repetitions` times, each
+// on a fresh sequence.
+class Benchmark {
+ public:
+  explicit Benchmark(const BenchOptions& options);
+  ~Benchmark();
+
+  const ModelCost& cost() const;
+  std::string backend_name() const;
+  BenchResult run(BenchKind kind, int32_t n_tokens, int32_t repetitions);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Throws Error(kInvalidModel) when the file has no matrices of a dtype Baton runs.
+ModelCost model_cost(const gguf::GgufFile& file);
+
+// This process's peak resident set size so far, in bytes.
+uint64_t peak_rss_bytes();
+
+}  // namespace baton

@@ -1,0 +1,57 @@
+#pragma once
+
+// Random-weight models of real architectures' shapes, written as GGUF files that Baton and
+// llama.cpp both load, for benchmarking without downloading weights.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace baton {
+
+struct SyntheticShape {
+  std::string architecture = "llama";  // "llama" or "qwen2" (q/k/v biases, neox rope)
+  int32_t n_embd = 0;
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;
+  int32_t n_ff = 0;
+  int32_t n_vocab = 0;
+  int32_t n_ctx = 2048;
+  float rope_freq_base = 10000.0f;
+  float rms_eps = 1e-5f;
+  bool tied_embeddings = false;  // no output.weight: the output projection reuses token_embd
+};
+
+// The shapes `baton synth` knows by name: tinyllama-1.1b, llama-110m, qwen2-0.5b.
+std::vector<std::string> synthetic_shape_names();
+std::optional<SyntheticShape> synthetic_shape(std::string_view name);
+
+struct SynthOptions {
+  SyntheticShape shape;
+  std::string name;                  // general.name
+  DType weight_type = DType::kF16;   // every matrix; norms and biases stay f32
+  std::filesystem::path vocab_from;  // copy tokenizer.* metadata and vocabulary size
+  uint64_t seed = 0;
+  float weight_std = 0.02f;
+};
+
+struct SynthSummary {
+  int64_t n_params = 0;
+  uint64_t weight_bytes = 0;
+  int32_t n_vocab = 0;
+};
+
+// Writes the model to `path`. Matrices (token_embd and output included, as llama-quantize
+// --pure does) are stored as options.weight_type; norm weights are ones and biases small random
+// f32. Without vocab_from, the vocabulary is a SentencePiece one of shape.n_vocab tokens:
+// <unk> <s> </s>, the 256 byte tokens, then filler pieces. Weights depend only on the seed and
+// tensor name, not on the thread count. Throws Error(kInvalidArgument) naming a bad dimension.
+SynthSummary write_synthetic_model(const SynthOptions& options, const std::filesystem::path& path);
+
+}  // namespace baton

@@ -1,0 +1,185 @@
+// Float-weight matmul (F32, F16, BF16): the GEMV kernel of every ISA level, and oneDNN's GEMM on
+// weights prepacked by import_tensor, against the double-accumulating reference.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/matmul_float.h"
+#include "backends/cpu/matmul/packed_weights.h"
+#include "ops/reference.h"
+#include "tests/backends/cpu/cpu_test_util.h"
+
+namespace baton {
+namespace {
+
+using testing::expect_identical;
+using testing::graph_on;
+using testing::random_f32;
+using testing::random_weight;
+using testing::run_cpu;
+
+constexpr DType kFloatDtypes[] = {DType::kF32, DType::kF16, DType::kBF16};
+constexpr int64_t kRows[] = {1, 2, 3, 5, 8, 17, 64, 200};
+// Odd lengths: partial vectors of every width and rows past a whole group of weight rows.
+constexpr int64_t kLengths[] = {1, 7, 33, 100, 257};
+
+// The same tensor with every sign bit cleared (sign is the top bit of f32, f16 and bf16).
+Tensor abs_of(const Tensor& t) {
+  Tensor out = testing::copy_of(t);
+  if (t.dtype() == DType::kF32) {
+    for (float& v : out.span<float>()) v = std::abs(v);
+  } else {
+    auto* p = out.data<uint16_t>();
+    for (int64_t i = 0; i < out.numel(); ++i) p[i] &= 0x7fffu;
+  }
+  return out;
+}
+
+Tensor reference_matmul(const Tensor& x, const Tensor& w) {
+  Tensor out = Tensor::host(DType::kF32, {x.dim(0), w.dim(0)});
+  reference::matmul(x, w, out);
+  return out;
+}
+
+// Checks |actual - expected| <= rel * sum_i |x_i w_i| elementwise: the error a computation with
+// relative rounding `rel` per product and per partial sum can make, however the terms cancel.
+void expect_within(const Tensor& actual, const Tensor& x, const Tensor& w, double rel) {
+  const Tensor expected = reference_matmul(x, w),
+               magnitude = reference_matmul(abs_of(x), abs_of(w));
+  int reported = 0;
+  for (int64_t i = 0; i < actual.numel() && reported < 5; ++i) {
+    const double a = actual.data<float>()[i], e = expected.data<float>()[i];
+    const double bound = rel * magnitude.data<float>()[i] + 1e-30;
+    if (std::abs(a - e) <= bound) continue;
+    ADD_FAILURE() << "element " << i << " of " << to_string(actual.shape()) << ": got " << a
+                  << ", expected " << e << " (diff " << std::abs(a - e) << ", bound " << bound
+                  << ")";
+    ++reported;
+  }
+}
+
+// fp32 sums of k products: each partial sum rounds by at most 2^-24 relative, k of them.
+double fp32_bound(int64_t k) {
+  return static_cast<double>(k + 2) * std::ldexp(1.0, -24);
+}
+// The bf16 GEMM rounds x to bf16 (2^-8 relative: bf16 keeps 8 significant bits) and, for F16
+// weights, w too; plus the fp32 sum.
+double bf16_gemm_bound(DType dtype, int64_t k) {
+  return (dtype == DType::kF16 ? 2 : 1) * std::ldexp(1.0, -8) + fp32_bound(k);
+}
+
+struct IsaCase {
+  cpu::Isa isa;
+  DType dtype;
+};
+
+std::string isa_case_name(const ::testing::TestParamInfo<IsaCase>& info) {
+  return std::string(cpu::to_string(info.param.isa)) + "_" +
+         std::string(to_string(info.param.dtype));
+}
+
+class FloatGemv : public ::testing::TestWithParam<IsaCase> {};
+
+// Without import_tensor there is no packed copy, so every n runs the ISA's GEMV kernel; run_cpu
+// also checks that 1 and 2 threads agree bit for bit.
+TEST_P(FloatGemv, EveryShapeMatchesReferenceAtFp32Accuracy) {
+  const IsaCase& c = GetParam();
+  if (!cpu::is_supported(c.isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(c.isa);
+  const cpu::ScopedIsaOverride isa(c.isa);
+  uint32_t seed = 1;
+  for (int64_t n : kRows) {
+    for (int64_t m : kLengths) {
+      for (int64_t k : kLengths) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) +
+                     " k=" + std::to_string(k));
+        const Tensor x = random_f32({n, k}, ++seed);
+        const Tensor w = random_weight(c.dtype, {m, k}, ++seed);
+        const Tensor out = run_cpu([&](Graph& g) { return g.matmul(x, w); });
+        expect_within(out, x, w, fp32_bound(k));
+      }
+    }
+  }
+}
+
+std::vector<IsaCase> isa_cases() {
+  std::vector<IsaCase> cases;
+  for (cpu::Isa isa : {cpu::Isa::kGeneric, cpu::Isa::kAvx2, cpu::Isa::kAvx512}) {
+    for (DType dtype : kFloatDtypes) cases.push_back({isa, dtype});
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, FloatGemv, ::testing::ValuesIn(isa_cases()),
+                         isa_case_name);
+
+// Runs x · wᵀ on a fresh backend that imported w, as a model load does.
+Tensor run_imported(const Tensor& x, const Tensor& w, int threads, bool prepack) {
+  std::unique_ptr<Backend> backend =
+      make_cpu_backend({.threads = threads, .prepack_weights = prepack});
+  const Tensor imported = backend->import_tensor(w);
+  Graph graph = graph_on(*backend);
+  const Tensor out = graph.matmul(x, imported);
+  backend->execute(graph);
+  return out;
+}
+
+class PrepackedGemm : public ::testing::TestWithParam<DType> {};
+
+TEST_P(PrepackedGemm, MatchesReferenceWithinItsPrecision) {
+  const DType dtype = GetParam();
+  uint32_t seed = 100;
+  for (int64_t n : kRows) {
+    if (n < cpu::kGemmMinRows) continue;
+    for (int64_t m : kLengths) {
+      for (int64_t k : kLengths) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) +
+                     " k=" + std::to_string(k));
+        const Tensor x = random_f32({n, k}, ++seed);
+        const Tensor w = random_weight(dtype, {m, k}, ++seed);
+        const double bound = bf16_gemm_bound(dtype, k);
+        // oneDNN may split the work differently for another thread count, so 1 and 2 threads
+        // agree only within the bound, not bit for bit.
+        for (int threads : {1, 2}) expect_within(run_imported(x, w, threads, true), x, w, bound);
+      }
+    }
+  }
+}
+
+// After import_tensor the backend's result is exactly the packed GEMM's; with prepacking off it
+// is exactly the GEMV kernel's.
+TEST_P(PrepackedGemm, IsUsedAfterImportUnlessDisabled) {
+  const DType dtype = GetParam();
+  const Tensor x = random_f32({64, 100}, 7), w = random_weight(dtype, {33, 100}, 8);
+  cpu::PackedWeights packed;
+  ASSERT_TRUE(packed.add(w, 2));
+  EXPECT_GE(packed.bytes(), w.numel() * 2u);
+  Tensor direct = Tensor::host(DType::kF32, {64, 33});
+  ASSERT_TRUE(packed.matmul(x, w, direct, 2));
+  expect_identical(run_imported(x, w, 2, true), direct);
+
+  const Tensor gemv = run_cpu([&](Graph& g) { return g.matmul(x, w); });
+  expect_identical(run_imported(x, w, 2, false), gemv);
+}
+
+INSTANTIATE_TEST_SUITE_P(PackedDtypes, PrepackedGemm, ::testing::Values(DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(PackedWeights, LeavesOtherTensorsAlone) {
+  cpu::PackedWeights packed;
+  EXPECT_FALSE(packed.add(random_f32({64}, 1), 1));                      // a norm, not a matrix
+  EXPECT_FALSE(packed.add(random_weight(DType::kQ8_0, {4, 32}, 2), 1));  // quantized
+  EXPECT_FALSE(packed.add(random_f32({4, 32}, 5), 1));  // f32 stays on the batch-invariant GEMV
+  EXPECT_EQ(packed.bytes(), 0u);
+  const Tensor x = random_f32({8, 32}, 3), w = random_f32({4, 32}, 4);
+  Tensor out = Tensor::host(DType::kF32, {8, 4});
+  EXPECT_FALSE(packed.matmul(x, w, out, 1));  // never added
+}
+
+}  // namespace
+}  // namespace baton

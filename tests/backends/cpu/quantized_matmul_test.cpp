@@ -1,0 +1,124 @@
+// Q8_0 / Q4_0 matmul on every CPU instruction-set path against the reference, over decode (few
+// rows of x) and prefill (many rows) shapes whose sizes are not multiples of the kernels' tiles.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "backends/cpu/isa/cpu_isa.h"
+#include "ops/reference.h"
+#include "tests/backends/cpu/cpu_test_util.h"
+
+namespace baton {
+namespace {
+
+using cpu::Isa;
+using testing::random_f32;
+using testing::random_weight;
+using testing::run_cpu;
+
+constexpr int64_t kBlock = 32;
+
+// x as the quantizing kernels see it: per block of 32, scale = 127 / max|x| in fp32, quants
+// rounded to nearest even, then dequantized with d = max|x| / 127. Also returns d per block.
+Tensor quantized_like_kernels(const Tensor& x, std::vector<float>& d) {
+  Tensor out = Tensor::host(DType::kF32, x.shape());
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  d.clear();
+  for (int64_t b = 0; b < x.numel() / kBlock; ++b) {
+    float amax = 0.0f;
+    for (int64_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::abs(in[b * kBlock + i]));
+    const float scale = amax > 0.0f ? 127.0f / amax : 0.0f;
+    d.push_back(amax / 127.0f);
+    for (int64_t i = 0; i < kBlock; ++i) {
+      o[b * kBlock + i] = std::nearbyint(in[b * kBlock + i] * scale) * d.back();
+    }
+  }
+  return out;
+}
+
+// Checks out[r, j] against
+//  - ref_q, the double-precision reference on the quantized x: the kernels' block dots are exact
+//    in int32, and each block adds at most ~2 fp32 roundings (d_w * d_x, the fma) relative to
+//    the running sum, plus a few for the final horizontal sum, so
+//    |out - ref_q| <= 1e-7 * (blocks + 8) * sum_k |x'_k w_k|;
+//  - ref, the reference on x itself, within the activation quantization error: each x_k moves
+//    by at most half a quant step d_b / 2 of its block b, so
+//    |out - ref| <= sum_b 0.5001 * d_b * sum_{k in b} |w_k| + the fp32 bound above.
+// The generic path does not quantize x and only has to meet the second bound.
+void expect_within_bounds(const Tensor& out, const Tensor& x, const Tensor& w, bool quantizes) {
+  const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0), blocks = k / kBlock;
+  std::vector<float> d;
+  const Tensor xq = quantized_like_kernels(x, d);
+  Tensor ref = Tensor::host(DType::kF32, {n, m}), ref_q = Tensor::host(DType::kF32, {n, m});
+  reference::matmul(x, w, ref);
+  reference::matmul(xq, w, ref_q);
+  std::vector<float> w_row(k);
+  int failures = 0;
+  for (int64_t j = 0; j < m && failures < 5; ++j) {
+    reference::dequantize_row(w, j, w_row.data());
+    for (int64_t r = 0; r < n && failures < 5; ++r) {
+      double abs_dot = 0.0, quant_error = 0.0;
+      for (int64_t b = 0; b < blocks; ++b) {
+        double block_w = 0.0;
+        for (int64_t i = b * kBlock; i < (b + 1) * kBlock; ++i) {
+          abs_dot += std::abs(double{xq.data<float>()[r * k + i]} * w_row[i]);
+          block_w += std::abs(w_row[i]);
+        }
+        quant_error += 0.5001 * d[r * blocks + b] * block_w;
+      }
+      const double fp32_bound = 1e-7 * static_cast<double>(blocks + 8) * abs_dot + 1e-30;
+      const double got = out.data<float>()[r * m + j];
+      const double err = std::abs(got - ref.data<float>()[r * m + j]);
+      const double err_q = std::abs(got - ref_q.data<float>()[r * m + j]);
+      const bool ok = err <= quant_error + fp32_bound && (!quantizes || err_q <= fp32_bound);
+      if (!ok) {
+        ++failures;
+        ADD_FAILURE() << "out[" << r << ", " << j << "] = " << got << ": |out - ref| = " << err
+                      << " (bound " << quant_error + fp32_bound << "), |out - ref_q| = " << err_q
+                      << " (bound " << fp32_bound << ")";
+      }
+    }
+  }
+}
+
+class QuantizedMatMul : public ::testing::TestWithParam<std::tuple<Isa, DType>> {};
+
+TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
+  cpu::ScopedIsaOverride pin(isa);
+  uint32_t seed = 1;
+  for (int64_t k : {32, 64, 96, 4096}) {
+    for (int64_t n : {1, 2, 3, 5, 8, 17, 64}) {
+      for (int64_t m : {1, 7, 33, 100}) {
+        std::ostringstream where;
+        where << "n=" << n << " k=" << k << " m=" << m;
+        SCOPED_TRACE(where.str());
+        Tensor x = random_f32({n, k}, ++seed);
+        // A zero block exercises the scale-0 case of the activation quantization.
+        for (int64_t i = 0; i < kBlock; ++i) x.data<float>()[(n - 1) * k + i] = 0.0f;
+        Tensor w = random_weight(dtype, {m, k}, ++seed);
+        Tensor out = run_cpu([&](Graph& g) { return g.matmul(x, w); });
+        expect_within_bounds(out, x, w, isa != Isa::kGeneric);
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, QuantizedMatMul,
+                         ::testing::Combine(::testing::Values(Isa::kGeneric, Isa::kAvx2,
+                                                              Isa::kAvx512),
+                                            ::testing::Values(DType::kQ8_0, DType::kQ4_0)),
+                         [](const auto& info) {
+                           return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
+                                  std::string(to_string(std::get<1>(info.param)));
+                         });
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,177 @@
+// write_synthetic_model: llama.cpp's names, keys and types, loadable and runnable by baton::LLM.
+
+#include "models/synthetic_model.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "baton/error.h"
+#include "baton/llm.h"
+#include "core/gguf/gguf_file.h"
+#include "tests/test_data.h"
+
+namespace baton {
+namespace {
+
+class TempFile {
+ public:
+  explicit TempFile(const std::string& name)
+      : path_(std::filesystem::temp_directory_path() /
+              ("baton_synth_" + std::to_string(::getpid()) + "_" + name)) {}
+  ~TempFile() { std::filesystem::remove(path_); }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+SyntheticShape tiny_shape(const std::string& arch = "llama") {
+  return SyntheticShape{.architecture = arch,
+                        .n_embd = 64,
+                        .n_layer = 2,
+                        .n_head = 4,
+                        .n_head_kv = 2,
+                        .n_ff = 128,
+                        .n_vocab = 320,
+                        .n_ctx = 256,
+                        .tied_embeddings = arch == "qwen2"};
+}
+
+std::vector<char> file_bytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+class SynthesizedEachType : public ::testing::TestWithParam<DType> {};
+
+TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
+  const std::filesystem::path stories = testing::shared_model("stories260K.gguf");
+  BATON_REQUIRE_SHARED_FILE(stories);
+  const DType type = GetParam();
+  TempFile out(std::string(to_string(type)) + ".gguf");
+  const SynthSummary summary = write_synthetic_model(
+      {.shape = tiny_shape(), .name = "tiny", .weight_type = type, .vocab_from = stories},
+      out.path());
+
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  const gguf::GgufFile source = gguf::GgufFile::open(stories);
+  EXPECT_EQ(file.get_string("general.architecture"), "llama");
+  EXPECT_EQ(file.get_string("general.name"), "tiny");
+  const std::map<DType, int64_t> llama_ftype = {
+      {DType::kF32, 0}, {DType::kF16, 1}, {DType::kQ4_0, 2}, {DType::kQ8_0, 7}, {DType::kBF16, 32}};
+  EXPECT_EQ(file.get_int("general.file_type"), llama_ftype.at(type));
+  EXPECT_EQ(file.get_int("llama.embedding_length"), 64);
+  EXPECT_EQ(file.get_int("llama.attention.head_count_kv"), 2);
+  EXPECT_EQ(file.get_int("llama.rope.dimension_count"), 16);
+  EXPECT_EQ(file.get_string_array("tokenizer.ggml.tokens"),
+            source.get_string_array("tokenizer.ggml.tokens"));
+  EXPECT_EQ(file.get_int("tokenizer.ggml.bos_token_id"),
+            source.get_int("tokenizer.ggml.bos_token_id"));
+  EXPECT_EQ(summary.n_vocab, 512);  // stories260K's vocabulary, not the shape's 320
+
+  ASSERT_NE(file.find_tensor("output.weight"), nullptr);
+  EXPECT_EQ(file.find_tensor("token_embd.weight")->shape, (Shape{512, 64}));
+  int64_t params = 0;
+  for (const gguf::TensorInfo& t : file.tensors()) {
+    const DType expected = t.shape.size() == 2 ? type : DType::kF32;
+    EXPECT_EQ(t.ggml_type, static_cast<uint32_t>(expected)) << t.name;
+    params += t.shape.size() == 2 ? t.shape[0] * t.shape[1] : t.shape[0];
+  }
+  EXPECT_EQ(file.tensors().size(), 3u + 2 * 9);
+  EXPECT_EQ(summary.n_params, params);
+
+  LLM llm(LLMOptions{.model = out.path().string(), .backend = "cpu", .threads = 2});
+  GenerationParams greedy;
+  greedy.sampling.temperature = 0.0f;
+  greedy.max_tokens = 4;
+  greedy.ignore_eos = true;
+  const GenerationOutput first = llm.generate("Once upon a time", greedy);
+  EXPECT_EQ(first.tokens.size(), 4u);
+  for (int32_t id : first.tokens) EXPECT_LT(id, 512);
+  EXPECT_EQ(llm.generate("Once upon a time", greedy).tokens, first.tokens);
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, SynthesizedEachType,
+                         ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+                                           DType::kQ4_0),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST(SyntheticModel, Qwen2HasF32QkvBiasesAndTiedEmbeddings) {
+  TempFile out("qwen2.gguf");
+  write_synthetic_model({.shape = tiny_shape("qwen2"), .weight_type = DType::kQ8_0}, out.path());
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_string("general.architecture"), "qwen2");
+  EXPECT_EQ(file.get_int("qwen2.block_count"), 2);
+  EXPECT_EQ(file.find_tensor("output.weight"), nullptr);
+  for (const char* bias : {"blk.1.attn_q.bias", "blk.1.attn_k.bias", "blk.1.attn_v.bias"}) {
+    ASSERT_NE(file.find_tensor(bias), nullptr) << bias;
+    EXPECT_EQ(file.find_tensor(bias)->ggml_type, static_cast<uint32_t>(DType::kF32)) << bias;
+  }
+  // Without --vocab-from: a generated SentencePiece vocabulary of the shape's size.
+  EXPECT_EQ(file.get_string_array("tokenizer.ggml.tokens").size(), 320u);
+  LLM llm(LLMOptions{.model = out.path().string(), .backend = "cpu", .threads = 1});
+  GenerationParams greedy;
+  greedy.sampling.temperature = 0.0f;
+  greedy.max_tokens = 3;
+  greedy.ignore_eos = true;
+  EXPECT_EQ(llm.generate("a", greedy).tokens.size(), 3u);
+}
+
+TEST(SyntheticModel, SameSeedSameBytesOtherSeedOtherWeights) {
+  TempFile a("seed_a.gguf"), b("seed_b.gguf"), c("seed_c.gguf");
+  SynthOptions options{.shape = tiny_shape(), .weight_type = DType::kQ4_0, .seed = 5};
+  write_synthetic_model(options, a.path());
+  write_synthetic_model(options, b.path());
+  options.seed = 6;
+  write_synthetic_model(options, c.path());
+  EXPECT_EQ(file_bytes(a.path()), file_bytes(b.path()));
+  EXPECT_NE(file_bytes(a.path()), file_bytes(c.path()));
+}
+
+TEST(SyntheticModel, NamedShapesMatchTheirModels) {
+  const std::optional<SyntheticShape> tiny = synthetic_shape("tinyllama-1.1b");
+  ASSERT_TRUE(tiny);
+  EXPECT_EQ(tiny->n_embd, 2048);
+  EXPECT_EQ(tiny->n_layer, 22);
+  EXPECT_EQ(tiny->n_head_kv, 4);
+  EXPECT_EQ(tiny->n_ff, 5632);
+  const std::optional<SyntheticShape> qwen = synthetic_shape("qwen2-0.5b");
+  ASSERT_TRUE(qwen);
+  EXPECT_EQ(qwen->architecture, "qwen2");
+  EXPECT_EQ(qwen->n_vocab, 151936);
+  EXPECT_TRUE(qwen->tied_embeddings);
+  EXPECT_FALSE(synthetic_shape("gpt-5"));
+  EXPECT_EQ(synthetic_shape_names().size(), 3u);
+}
+
+TEST(SyntheticModel, RejectsBadDimensionsNamingThem) {
+  TempFile out("bad.gguf");
+  auto expect_error = [&](SyntheticShape shape, DType type, const std::string& needle) {
+    try {
+      write_synthetic_model({.shape = shape, .weight_type = type}, out.path());
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(std::filesystem::exists(out.path()));
+  };
+  SyntheticShape s = tiny_shape();
+  s.n_ff = 100;
+  expect_error(s, DType::kQ8_0, "n_ff = 100");
+  s = tiny_shape();
+  s.n_head_kv = 3;
+  expect_error(s, DType::kF16, "n_head_kv 3");
+  s = tiny_shape();
+  s.n_layer = 0;
+  expect_error(s, DType::kF16, "n_layer = 0");
+  expect_error(tiny_shape(), DType::kI32, "i32");
+}
+
+}  // namespace
+}  // namespace baton

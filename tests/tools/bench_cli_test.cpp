@@ -1,0 +1,132 @@
+// `baton synth` and `baton bench` end to end: files they write, tables and JSON they print.
+
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/test_data.h"
+
+namespace {
+
+struct CommandResult {
+  int exit_code;
+  std::string out;  // stdout, or stderr alone when asked
+};
+
+CommandResult baton(const std::string& args, bool stderr_only = false) {
+  const std::string cmd = std::string(BATON_BINARY_DIR) + "/bin/baton " + args +
+                          (stderr_only ? " 2>&1 >/dev/null" : " 2>/dev/null");
+  FILE* pipe = popen(cmd.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int status = pclose(pipe);
+  EXPECT_TRUE(WIFEXITED(status)) << "baton " << args << " did not exit normally (crashed?)";
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+// A tiny synthesized q8_0 model shared by the bench tests, removed at the end.
+class BenchCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    const CommandResult r = baton(
+        "synth --n-embd 64 --n-layer 2 --n-head 4 --n-head-kv 2 --n-ff 128 --n-vocab 320 "
+        "--ctx 128 --type q8_0 -o " +
+        model());
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    ASSERT_NE(r.out.find("wrote"), std::string::npos) << r.out;
+  }
+  static void TearDownTestSuite() { std::filesystem::remove(model()); }
+  static std::string model() {
+    return (std::filesystem::temp_directory_path() /
+            ("baton_bench_" + std::to_string(::getpid()) + ".gguf"))
+        .string();
+  }
+};
+
+TEST_F(BenchCli, PrintsOneTableRowPerTestAndPeakRss) {
+  const CommandResult r = baton("bench -m " + model() + " -p 8 -n 4 -r 1 -t 2");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("| model | size | params | backend | threads | test | t/s | median |"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("| synthetic q8_0 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu | 2 | pp8 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("| cpu | 2 | tg4 |"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("peak RSS: "), std::string::npos) << r.out;
+}
+
+TEST_F(BenchCli, JsonHasOneResultPerTestWithPositiveRates) {
+  const CommandResult r = baton("bench -m " + model() + " -p 8,16 -n 4 -r 2 -t 1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json results = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(results.is_array());
+  ASSERT_EQ(results.size(), 3u);
+  EXPECT_EQ(results[0]["test"], "pp8");
+  EXPECT_EQ(results[1]["test"], "pp16");
+  EXPECT_EQ(results[2]["test"], "tg4");
+  EXPECT_EQ(results[2]["n_gen"], 4);
+  for (const nlohmann::json& result : results) {
+    EXPECT_EQ(result["weight_type"], "q8_0");
+    EXPECT_EQ(result["threads"], 1);
+    EXPECT_EQ(result["samples_ts"].size(), 2u);
+    EXPECT_GT(result["median_ts"].get<double>(), 0);
+    EXPECT_GT(result["peak_rss_bytes"].get<double>(), 0);
+  }
+}
+
+TEST_F(BenchCli, RooflineGivesEachResultAFraction) {
+  const CommandResult r = baton("bench -m " + model() +
+                                " -p 8 -n 2 -r 1 -t 1 --json --roofline --roofline-mib 16 "
+                                "--roofline-gemm 32x128x128 --roofline-runs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json results = nlohmann::json::parse(r.out);
+  ASSERT_EQ(results.size(), 2u);
+  for (const nlohmann::json& result : results) {
+    EXPECT_GT(result["roofline_fraction"].get<double>(), 0) << result;
+    EXPECT_GT(result["read_gbps"].get<double>(), 0) << result;
+    EXPECT_GT(result["matmul_gflops"].get<double>(), 0) << result;
+  }
+}
+
+TEST(BenchRoofline, AloneMeasuresBandwidthAndEveryWeightType) {
+  const CommandResult r =
+      baton("bench --roofline -t 1 --roofline-mib 16 --roofline-gemm 32x64x64 --roofline-runs 1");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("read bandwidth"), std::string::npos) << r.out;
+  for (const char* type : {"f32", "f16", "bf16", "q8_0", "q4_0"}) {
+    EXPECT_NE(r.out.find(std::string("matmul ") + type + " 32x64x64: "), std::string::npos)
+        << r.out;
+  }
+  const nlohmann::json json = nlohmann::json::parse(
+      baton("bench --roofline -t 1 --roofline-mib 16 --roofline-gemm 32x64x64 --roofline-runs 1 "
+            "--json")
+          .out);
+  ASSERT_EQ(json.size(), 6u);
+  EXPECT_GT(json[0]["gbps"].get<double>(), 0);
+  for (size_t i = 1; i < json.size(); ++i) EXPECT_GT(json[i]["gflops"].get<double>(), 0);
+}
+
+TEST(BenchCliErrors, NamesTheBadValue) {
+  EXPECT_EQ(baton("bench").exit_code, 1);  // neither a model nor --roofline
+  const CommandResult r = baton("bench --roofline --roofline-gemm 12x34", true);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("12x34"), std::string::npos) << r.out;
+}
+
+TEST(SynthCli, RejectsUnknownShapesAndTypes) {
+  const std::string out = (std::filesystem::temp_directory_path() / "baton_never.gguf").string();
+  EXPECT_EQ(baton("synth gpt-9 -o " + out).exit_code, 1);
+  EXPECT_EQ(baton("synth llama-110m --type q2_k -o " + out).exit_code, 1);
+  EXPECT_EQ(baton("synth --n-embd 64 -o " + out).exit_code, 1);  // dimensions missing
+  EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+}  // namespace

@@ -1,0 +1,209 @@
+#include <cinttypes>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
+
+#include "baton/error.h"
+#include "core/llm/benchmark.h"
+#include "core/llm/roofline.h"
+#include "tools/commands.h"
+
+namespace baton::cli {
+namespace {
+
+struct BenchFlags {
+  BenchOptions options;
+  std::vector<int32_t> prompt = {512};
+  std::vector<int32_t> generate = {128};
+  int32_t repetitions = 5;
+  bool json = false;
+  bool roofline = false;
+  uint64_t roofline_mib = 1024;
+  std::string roofline_gemm = "512x5632x2048";
+  int32_t roofline_runs = 5;
+};
+
+struct GemmShape {
+  int64_t m, n, k;
+};
+
+GemmShape parse_gemm(const std::string& text) {
+  GemmShape s{};
+  char tail = 0;
+  if (std::sscanf(text.c_str(), "%" SCNd64 "x%" SCNd64 "x%" SCNd64 "%c", &s.m, &s.n, &s.k, &tail) !=
+      3) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--roofline-gemm '" + text + "' is not of the form MxNxK");
+  }
+  return s;
+}
+
+std::string format(const char* fmt, double a, double b = 0) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, fmt, a, b);
+  return buf;
+}
+
+std::string count_text(int64_t n) {
+  return n >= 1e9 ? format("%.2f B", n / 1e9) : format("%.2f M", n / 1e6);
+}
+
+// One line per test as llama-bench prints them.
+void print_table(const Benchmark& bench, int32_t threads, const std::vector<BenchResult>& results,
+                 const Roofline* roofline) {
+  const ModelCost& c = bench.cost();
+  std::printf("| model | size | params | backend | threads | test | t/s | median |%s\n",
+              roofline ? " roofline |" : "");
+  std::printf("| --- | ---: | ---: | --- | ---: | ---: | ---: | ---: |%s\n",
+              roofline ? " ---: |" : "");
+  for (const BenchResult& r : results) {
+    std::printf("| %s %s | %s | %s | %s | %d | %s | %s | %s |", c.name.c_str(),
+                std::string(to_string(c.weight_type)).c_str(),
+                format("%.2f GiB", c.size_bytes / 1073741824.0).c_str(),
+                count_text(c.n_params).c_str(), bench.backend_name().c_str(), threads,
+                r.test.c_str(), format("%.2f ± %.2f", r.mean_tps, r.stddev_tps).c_str(),
+                format("%.2f", r.median_tps).c_str());
+    if (roofline) {
+      const double fraction = roofline_fraction(r, c, *roofline);
+      const std::string of =
+          r.kind == BenchKind::kGeneration
+              ? format("%.1f GB/s", roofline->read_bytes_per_second / 1e9)
+              : format("%.0f GFLOP/s", roofline->matmul_flops.at(c.weight_type) / 1e9);
+      std::printf(" %.1f%% of %s |", 100 * fraction, of.c_str());
+    }
+    std::printf("\n");
+  }
+}
+
+nlohmann::json result_json(const Benchmark& bench, int32_t threads, const BenchResult& r,
+                           const Roofline* roofline, uint64_t peak_rss) {
+  const ModelCost& c = bench.cost();
+  nlohmann::json j = {{"model", c.name},
+                      {"weight_type", to_string(c.weight_type)},
+                      {"size_bytes", c.size_bytes},
+                      {"n_params", c.n_params},
+                      {"backend", bench.backend_name()},
+                      {"threads", threads},
+                      {"test", r.test},
+                      {"n_prompt", r.kind == BenchKind::kPrompt ? r.n_tokens : 0},
+                      {"n_gen", r.kind == BenchKind::kGeneration ? r.n_tokens : 0},
+                      {"samples_ts", r.samples_tps},
+                      {"avg_ts", r.mean_tps},
+                      {"stddev_ts", r.stddev_tps},
+                      {"median_ts", r.median_tps},
+                      {"peak_rss_bytes", peak_rss}};
+  if (roofline) {
+    j["roofline_fraction"] = roofline_fraction(r, c, *roofline);
+    j["read_gbps"] = roofline->read_bytes_per_second / 1e9;
+    j["matmul_gflops"] = roofline->matmul_flops.at(c.weight_type) / 1e9;
+  }
+  return j;
+}
+
+Roofline measure_roofline(const BenchFlags& f, const std::vector<DType>& types, bool verbose) {
+  const GemmShape g = parse_gemm(f.roofline_gemm);
+  Roofline r;
+  r.read_bytes_per_second =
+      measure_read_bandwidth(f.roofline_mib << 20, f.options.threads, f.roofline_runs);
+  if (verbose) {
+    std::printf("roofline: read bandwidth %.1f GB/s (%lu MiB buffer)\n",
+                r.read_bytes_per_second / 1e9, static_cast<unsigned long>(f.roofline_mib));
+  }
+  for (DType t : types) {
+    r.matmul_flops[t] = measure_matmul_flops(f.options.backend, f.options.threads, t, g.m, g.n, g.k,
+                                             f.roofline_runs);
+    if (verbose) {
+      std::printf("roofline: matmul %s %s: %.1f GFLOP/s\n", std::string(to_string(t)).c_str(),
+                  f.roofline_gemm.c_str(), r.matmul_flops[t] / 1e9);
+    }
+  }
+  return r;
+}
+
+int run_bench(const BenchFlags& f) {
+  const int32_t threads = f.options.threads > 0
+                              ? f.options.threads
+                              : static_cast<int32_t>(std::thread::hardware_concurrency());
+  if (f.options.model.empty()) {
+    if (!f.roofline) throw Error(ErrorCategory::kInvalidArgument, "give -m MODEL or --roofline");
+    const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+                                    DType::kQ4_0};
+    const Roofline r = measure_roofline(f, all, !f.json);
+    if (f.json) {
+      nlohmann::json out = nlohmann::json::array();
+      out.push_back({{"test", "read_bandwidth"},
+                     {"threads", threads},
+                     {"gbps", r.read_bytes_per_second / 1e9}});
+      for (const auto& [t, flops] : r.matmul_flops) {
+        out.push_back({{"test", "matmul_" + std::string(to_string(t))},
+                       {"threads", threads},
+                       {"shape", f.roofline_gemm},
+                       {"gflops", flops / 1e9}});
+      }
+      std::cout << out.dump(2) << "\n";
+    }
+    return 0;
+  }
+
+  Benchmark bench(f.options);
+  std::vector<BenchResult> results;
+  auto run = [&](BenchKind kind, const std::vector<int32_t>& lengths) {
+    for (int32_t n : lengths) {
+      if (n == 0) continue;  // -p 0 / -n 0 skips that kind, as in llama-bench
+      results.push_back(bench.run(kind, n, f.repetitions));
+      std::fprintf(stderr, "%s: %.2f t/s\n", results.back().test.c_str(),
+                   results.back().median_tps);
+    }
+  };
+  run(BenchKind::kPrompt, f.prompt);
+  run(BenchKind::kGeneration, f.generate);
+  // Read before the roofline, whose 1 GiB buffer would otherwise be the peak.
+  const uint64_t peak_rss = peak_rss_bytes();
+  std::optional<Roofline> roofline;
+  if (f.roofline) roofline = measure_roofline(f, {bench.cost().weight_type}, !f.json);
+  const Roofline* r = roofline ? &*roofline : nullptr;
+  if (f.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const BenchResult& result : results) {
+      out.push_back(result_json(bench, threads, result, r, peak_rss));
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    print_table(bench, threads, results, r);
+    std::printf("peak RSS: %.1f MiB\n", peak_rss / 1048576.0);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Action add_bench_command(CLI::App& app) {
+  auto f = std::make_shared<BenchFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "measure prompt (pp) and generation (tg) throughput, llama-bench style");
+  cmd->add_option("-m,--model", f->options.model, "GGUF model file");
+  cmd->add_option("-p,--n-prompt", f->prompt, "prompt lengths to prefill (0: none)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-n,--n-gen", f->generate, "tokens to generate one at a time (0: none)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
+  cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test")->capture_default_str();
+  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
+  cmd->add_flag("--json", f->json, "print a JSON array of results");
+  cmd->add_flag("--roofline", f->roofline,
+                "measure read bandwidth and matmul peak; show each result as a fraction of them");
+  cmd->add_option("--roofline-mib", f->roofline_mib, "bandwidth buffer size in MiB")
+      ->capture_default_str();
+  cmd->add_option("--roofline-gemm", f->roofline_gemm, "matmul shape MxNxK")->capture_default_str();
+  cmd->add_option("--roofline-runs", f->roofline_runs, "runs per roofline figure (best counts)")
+      ->capture_default_str();
+  return [f] { return run_bench(*f); };
+}
+
+}  // namespace baton::cli

@@ -1,0 +1,111 @@
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+
+#include "baton/error.h"
+#include "models/synthetic_model.h"
+#include "tools/commands.h"
+
+namespace baton::cli {
+namespace {
+
+struct SynthFlags {
+  std::string shape_name;
+  std::string output;
+  std::string type = "f16";
+  std::string arch;
+  std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+  std::string vocab_from;
+  std::string name;
+  uint64_t seed = 0;
+  float std = 0.02f;
+};
+
+DType parse_type(const std::string& name) {
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0}) {
+    if (to_string(t) == name) return t;
+  }
+  throw Error(ErrorCategory::kInvalidArgument,
+              "--type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
+}
+
+SyntheticShape resolve_shape(const SynthFlags& f) {
+  SyntheticShape s;
+  if (!f.shape_name.empty()) {
+    const std::optional<SyntheticShape> known = synthetic_shape(f.shape_name);
+    if (!known) {
+      std::string names;
+      for (const std::string& n : synthetic_shape_names()) names += (names.empty() ? "" : ", ") + n;
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "unknown shape '" + f.shape_name + "' (known: " + names + ")");
+    }
+    s = *known;
+  } else if (!f.n_embd || !f.n_layer || !f.n_head || !f.n_ff) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "name a shape or give --n-embd, --n-layer, --n-head and --n-ff");
+  } else {
+    s.n_vocab = 32000;
+  }
+  if (!f.arch.empty()) {
+    s.architecture = f.arch;
+    s.tied_embeddings = f.arch == "qwen2";
+  }
+  s.n_embd = f.n_embd.value_or(s.n_embd);
+  s.n_layer = f.n_layer.value_or(s.n_layer);
+  s.n_head = f.n_head.value_or(s.n_head);
+  s.n_head_kv = f.n_head_kv.value_or(s.n_head_kv > 0 ? s.n_head_kv : s.n_head);
+  s.n_ff = f.n_ff.value_or(s.n_ff);
+  s.n_vocab = f.n_vocab.value_or(s.n_vocab);
+  s.n_ctx = f.n_ctx.value_or(s.n_ctx);
+  return s;
+}
+
+}  // namespace
+
+Action add_synth_command(CLI::App& app) {
+  auto f = std::make_shared<SynthFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "synth", "write a random-weight GGUF model of a given shape, for benchmarking");
+  std::string shapes;
+  for (const std::string& n : synthetic_shape_names()) shapes += (shapes.empty() ? "" : ", ") + n;
+  cmd->add_option("shape", f->shape_name, "named shape: " + shapes);
+  cmd->add_option("-o,--output", f->output, "GGUF file to write")->required();
+  cmd->add_option("--type", f->type, "matrix type: f32, f16, bf16, q8_0, q4_0")
+      ->capture_default_str();
+  cmd->add_option("--arch", f->arch, "llama or qwen2 (qwen2: q/k/v biases, tied embeddings)");
+  cmd->add_option("--n-embd", f->n_embd, "embedding size");
+  cmd->add_option("--n-layer", f->n_layer, "layers");
+  cmd->add_option("--n-head", f->n_head, "attention heads");
+  cmd->add_option("--n-head-kv", f->n_head_kv, "KV heads (default: n-head)");
+  cmd->add_option("--n-ff", f->n_ff, "feed-forward size");
+  auto* vocab = cmd->add_option("--n-vocab", f->n_vocab, "vocabulary size (default 32000)");
+  cmd->add_option("--ctx", f->n_ctx, "trained context length");
+  cmd->add_option("--vocab-from", f->vocab_from,
+                  "GGUF whose tokenizer metadata and vocabulary size to use")
+      ->excludes(vocab);
+  cmd->add_option("--name", f->name, "general.name (default: the shape's name)");
+  cmd->add_option("--seed", f->seed, "random seed")->capture_default_str();
+  cmd->add_option("--std", f->std, "standard deviation of the weights")->capture_default_str();
+
+  return [f] {
+    SynthOptions options;
+    options.shape = resolve_shape(*f);
+    options.weight_type = parse_type(f->type);
+    options.vocab_from = f->vocab_from;
+    options.seed = f->seed;
+    options.weight_std = f->std;
+    options.name =
+        !f->name.empty() ? f->name : (f->shape_name.empty() ? "synthetic" : f->shape_name);
+    const auto start = std::chrono::steady_clock::now();
+    const SynthSummary s = write_synthetic_model(options, f->output);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    std::printf("wrote %s: %s %s, %.1f M params, %.3f GiB of weights, vocabulary %d, in %.1f s\n",
+                f->output.c_str(), options.name.c_str(), f->type.c_str(), s.n_params / 1e6,
+                s.weight_bytes / 1073741824.0, s.n_vocab, seconds);
+    return 0;
+  };
+}
+
+}  // namespace baton::cli

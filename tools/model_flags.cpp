@@ -1,0 +1,41 @@
+#include "tools/model_flags.h"
+
+namespace baton::cli {
+
+void add_model_flags(CLI::App& cmd, LLMOptions& o) {
+  cmd.add_option("-m,--model", o.model, "GGUF model file")->required();
+  cmd.add_option("--backend", o.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
+  cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
+  cmd.add_option("--kv-cache-size", o.kv_cache_mib,
+                 "KV cache pool in MiB, fractions allowed (default: 4 full contexts)");
+  cmd.add_option("--kv-block-size", o.kv_block_size, "tokens per KV-cache block")
+      ->capture_default_str();
+  cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "tokens computed per engine step")
+      ->capture_default_str();
+  cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
+  cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
+}
+
+void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
+  SamplingParams& s = g.sampling;
+  cmd.add_option("-n,--n-predict", g.max_tokens, "tokens to generate")->capture_default_str();
+  cmd.add_option("--temp", s.temperature, "temperature; 0 = greedy")->capture_default_str();
+  cmd.add_option("--top-k", s.top_k, "top-k; 0 = off")->capture_default_str();
+  cmd.add_option("--top-p", s.top_p, "top-p; 1 = off")->capture_default_str();
+  cmd.add_option("--min-p", s.min_p, "min-p; 0 = off")->capture_default_str();
+  cmd.add_option("--repeat-penalty", s.repetition_penalty, "repetition penalty; 1 = off")
+      ->capture_default_str();
+  cmd.add_option("--repeat-last-n", s.repeat_last_n, "tokens the repetition penalty considers")
+      ->capture_default_str();
+  cmd.add_option("--presence-penalty", s.presence_penalty, "OpenAI presence penalty")
+      ->capture_default_str();
+  cmd.add_option("--frequency-penalty", s.frequency_penalty, "OpenAI frequency penalty")
+      ->capture_default_str();
+  cmd.add_option("--stop", g.stop, "stop string (repeatable); not included in the output");
+  cmd.add_flag("--parse-special", g.parse_special,
+               "treat special-token text such as <s> in the prompt as tokens");
+  cmd.add_flag("--ignore-eos", g.ignore_eos, "generate past end-of-text tokens");
+}
+
+}  // namespace baton::cli
