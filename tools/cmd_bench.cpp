@@ -8,6 +8,7 @@
 
 #include "baton/error.h"
 #include "core/llm/benchmark.h"
+#include "core/llm/offline_throughput.h"
 #include "core/llm/roofline.h"
 #include "tools/commands.h"
 
@@ -24,6 +25,8 @@ struct BenchFlags {
   uint64_t roofline_mib = 1024;
   std::string roofline_gemm = "512x5632x2048";
   int32_t roofline_runs = 5;
+  bool serve_offline = false;
+  OfflineThroughputOptions offline;
 };
 
 struct GemmShape {
@@ -123,7 +126,41 @@ Roofline measure_roofline(const BenchFlags& f, const std::vector<DType>& types, 
   return r;
 }
 
+// Requests through the engine at each concurrency cap; the first cap is the baseline.
+int run_serve_offline(const BenchFlags& f) {
+  OfflineThroughputOptions o = f.offline;
+  o.model = f.options.model;
+  o.backend = f.options.backend;
+  o.threads = f.options.threads;
+  o.seed = f.options.seed;
+  const std::vector<OfflineThroughputResult> results = run_offline_throughput(o);
+  if (f.json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const OfflineThroughputResult& r : results) {
+      out.push_back({{"concurrency", r.concurrency},
+                     {"seconds", r.seconds},
+                     {"output_tokens_per_s", r.output_tokens_per_s},
+                     {"requests_per_s", r.requests_per_s},
+                     {"mean_ttft_s", r.mean_ttft_s},
+                     {"mean_e2e_s", r.mean_e2e_s}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%d requests, ~%d prompt tokens, %d output tokens each\n", o.requests,
+              o.prompt_tokens, o.output_tokens);
+  std::printf("| concurrency | output t/s | requests/s | mean TTFT s | mean e2e s | vs first |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const OfflineThroughputResult& r : results) {
+    std::printf("| %d | %.1f | %.2f | %.3f | %.3f | %.2fx |\n", r.concurrency,
+                r.output_tokens_per_s, r.requests_per_s, r.mean_ttft_s, r.mean_e2e_s,
+                r.output_tokens_per_s / results.front().output_tokens_per_s);
+  }
+  return 0;
+}
+
 int run_bench(const BenchFlags& f) {
+  if (f.serve_offline) return run_serve_offline(f);
   const int32_t threads = f.options.threads > 0
                               ? f.options.threads
                               : static_cast<int32_t>(std::thread::hardware_concurrency());
@@ -202,6 +239,17 @@ Action add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--roofline-gemm", f->roofline_gemm, "matmul shape MxNxK")->capture_default_str();
   cmd->add_option("--roofline-runs", f->roofline_runs, "runs per roofline figure (best counts)")
+      ->capture_default_str();
+  cmd->add_flag("--serve-offline", f->serve_offline,
+                "throughput of many requests through the engine at each --concurrency");
+  cmd->add_option("--concurrency", f->offline.concurrency, "sequences per step (serve-offline)")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--requests", f->offline.requests, "requests (serve-offline)")
+      ->capture_default_str();
+  cmd->add_option("--prompt-tokens", f->offline.prompt_tokens, "prompt tokens (serve-offline)")
+      ->capture_default_str();
+  cmd->add_option("--output-tokens", f->offline.output_tokens, "output tokens (serve-offline)")
       ->capture_default_str();
   return [f] { return run_bench(*f); };
 }

@@ -3,6 +3,8 @@
 #include <memory>
 #include <string>
 
+#include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
 #include "core/gguf/gguf_file.h"
 #include "models/model_config.h"
@@ -70,7 +72,10 @@ Action add_info_command(CLI::App& app) {
     }
     std::printf("weights: %.2f MiB;", weight_bytes / 1048576.0);
     for (const auto& [name, count] : dtype_counts) std::printf(" %s x%d", name.c_str(), count);
-    std::printf("\n\nmetadata:\n");
+    std::printf("\n\ncpu backend matmul kernels (%s):\n%s",
+                std::string(cpu::to_string(cpu::active_isa())).c_str(),
+                cpu::describe_matmul_paths(true).c_str());
+    std::printf("\nmetadata:\n");
     for (const auto& [key, value] : file.metadata()) {
       std::printf("  %-44s %s\n", key.c_str(), render(value).c_str());
     }

@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "backends/cpu/cpu_kernels.h"
+#include "backends/cpu/host_buffer_pool.h"
 #include "backends/cpu/matmul/packed_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
@@ -118,7 +119,7 @@ class CpuBackend final : public Backend {
                        physical_memory_bytes()}};
   }
 
-  std::shared_ptr<Buffer> allocate(size_t bytes) override { return allocate_host_buffer(bytes); }
+  std::shared_ptr<Buffer> allocate(size_t bytes) override { return pool_.allocate(bytes); }
 
   // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it. A 2-D
   // float weight also gets its GEMM-layout copy for prefill, made here once rather than per call.
@@ -171,6 +172,9 @@ class CpuBackend final : public Backend {
   }
 
   std::unique_ptr<cpu::PackedWeights> packed_;
+  // A step's activations come back to the pool when its graph goes; the cap bounds what an
+  // unusually large step leaves cached.
+  cpu::HostBufferPool pool_{size_t{4} << 30};
   cpu::Context ctx_;
 };
 

@@ -120,7 +120,7 @@ struct FloatGemv {
     float* op = out.data<float>();
     const bool stream = n < kBlockedMinRows;
     const int64_t chunks = (m + kChunkRows - 1) / kChunkRows;
-#pragma omp parallel for num_threads(threads) schedule(dynamic)
+#pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t first = c * kChunkRows, last = std::min(m, first + kChunkRows);
       if (stream) {

@@ -3,6 +3,8 @@
 // The matmul kernels behind cpu::matmul, split by weight dtype family. Each family chooses its
 // decode (few rows of x) and prefill (many rows) paths and its instruction-set level itself.
 
+#include <string>
+
 #include "backends/cpu/cpu_kernels.h"
 
 namespace baton::cpu {
@@ -13,5 +15,9 @@ void matmul_generic(const Context& ctx, const Tensor& x, const Tensor& w, const 
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 // Floating-point weights (F32, F16, BF16).
 void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+
+// One line per weight dtype naming the decode and prefill kernels this machine runs, for
+// `baton info`; `prepacked` says whether the backend keeps prepacked copies of F16/BF16 weights.
+std::string describe_matmul_paths(bool prepacked);
 
 }  // namespace baton::cpu

@@ -56,7 +56,9 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
       kernels.quantize_row(xp + r * k, k, offset, xq.qs.get() + r * k, xq.d.get() + r * xq.blocks,
                            xq.corr.get() + r * xq.blocks);
     }
-#pragma omp for schedule(dynamic)
+    // Static: each thread streams one contiguous run of weight rows, which the hardware
+    // prefetchers follow; dynamic hand-out of small chunks measured about half the tok/s.
+#pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t first = c * kernels.chunk, last = std::min(m, first + kernels.chunk);
       kernels.kernel(w.dtype(), wp, w_stride, first, last, xq, op, m);

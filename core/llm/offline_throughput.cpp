@@ -1,0 +1,66 @@
+#include "core/llm/offline_throughput.h"
+
+#include <chrono>
+#include <random>
+
+#include "baton/error.h"
+#include "baton/llm.h"
+
+namespace baton {
+namespace {
+
+// Prompts of random tokens, made text so they enter through the tokenizer as a user's would.
+std::vector<std::string> random_prompts(LLM& llm, const OfflineThroughputOptions& o) {
+  std::mt19937_64 rng(o.seed);
+  const ModelSummary model = llm.summary();
+  // Skip the first ids: control and byte tokens in SentencePiece vocabularies.
+  std::uniform_int_distribution<int32_t> pick(std::min(300, model.n_vocab - 1), model.n_vocab - 1);
+  std::vector<std::string> prompts;
+  for (int32_t r = 0; r < o.requests; ++r) {
+    std::vector<int32_t> ids(static_cast<size_t>(o.prompt_tokens));
+    for (int32_t& id : ids) id = pick(rng);
+    prompts.push_back(llm.detokenize(ids));
+  }
+  return prompts;
+}
+
+}  // namespace
+
+std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThroughputOptions& o) {
+  if (o.requests <= 0 || o.prompt_tokens <= 0 || o.output_tokens <= 0) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "requests, prompt tokens and output tokens must be positive");
+  }
+  GenerationParams params;
+  params.sampling.temperature = 0;
+  params.max_tokens = o.output_tokens;
+  params.ignore_eos = true;
+  std::vector<OfflineThroughputResult> results;
+  for (int32_t concurrency : o.concurrency) {
+    if (concurrency <= 0) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "concurrency must be positive, got " + std::to_string(concurrency));
+    }
+    LLM llm(LLMOptions{
+        .model = o.model, .backend = o.backend, .threads = o.threads, .max_seqs = concurrency});
+    const std::vector<std::string> prompts = random_prompts(llm, o);
+    llm.generate(prompts.front(), params);  // warm-up, untimed
+    const auto start = std::chrono::steady_clock::now();
+    const std::vector<GenerationOutput> outputs = llm.generate(prompts, params);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    OfflineThroughputResult r{.concurrency = concurrency, .seconds = seconds};
+    int64_t tokens = 0;
+    for (const GenerationOutput& out : outputs) {
+      tokens += static_cast<int64_t>(out.tokens.size());
+      r.mean_ttft_s += out.prompt_seconds / outputs.size();
+      r.mean_e2e_s += (out.prompt_seconds + out.generation_seconds) / outputs.size();
+    }
+    r.output_tokens_per_s = tokens / seconds;
+    r.requests_per_s = outputs.size() / seconds;
+    results.push_back(r);
+  }
+  return results;
+}
+
+}  // namespace baton

@@ -1,0 +1,35 @@
+#pragma once
+
+// Offline serving throughput: a fixed set of requests through the continuous-batching engine at
+// several concurrency caps, compared with running them one at a time.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace baton {
+
+struct OfflineThroughputOptions {
+  std::string model;
+  std::string backend;
+  int32_t threads = 0;
+  int32_t requests = 16;
+  int32_t prompt_tokens = 100;  // about this many: random tokens, detokenized and re-tokenized
+  int32_t output_tokens = 64;   // exactly this many (end-of-text is ignored)
+  std::vector<int32_t> concurrency = {1, 4, 16};
+  uint64_t seed = 0;
+};
+
+struct OfflineThroughputResult {
+  int32_t concurrency = 1;
+  double seconds = 0;
+  double output_tokens_per_s = 0;
+  double requests_per_s = 0;
+  double mean_ttft_s = 0;  // submission to first token
+  double mean_e2e_s = 0;   // submission to last token
+};
+
+// One result per concurrency cap, in the order given.
+std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThroughputOptions& o);
+
+}  // namespace baton
