@@ -51,6 +51,12 @@ Request request_from_json(const nlohmann::json& body, const GenerationParams& de
   read(body, "seed", s.seed);
   read(body, "ignore_eos", g.ignore_eos);
   read(body, "priority", r.priority);
+  read(body, "n", g.n);
+  read(body, "best_of", g.best_of);
+  read(body, "logprobs", g.logprobs);
+  read(body, "use_beam_search", g.use_beam_search);
+  read(body, "beam_width", g.beam_width);
+  read(body, "length_penalty", g.length_penalty);
   if (const auto it = body.find("stop"); it != body.end() && !it->is_null()) {
     if (it->is_string()) {
       g.stop = {it->get<std::string>()};
@@ -74,14 +80,44 @@ Request request_from_json(const nlohmann::json& body, const GenerationParams& de
   return r;
 }
 
+namespace {
+
+nlohmann::json completion_to_json(const Completion& c) {
+  nlohmann::json j = {{"text", c.text},
+                      {"token_ids", c.tokens},
+                      {"finish_reason", to_string(c.finish_reason)},
+                      {"cumulative_logprob", c.cumulative_logprob}};
+  if (!c.logprobs.empty()) {
+    nlohmann::json tokens = nlohmann::json::array();
+    for (const TokenLogprobs& t : c.logprobs) {
+      nlohmann::json top = nlohmann::json::array();
+      for (const TokenLogprob& alt : t.top)
+        top.push_back({{"id", alt.token}, {"logprob", alt.logprob}});
+      tokens.push_back({{"id", t.chosen.token}, {"logprob", t.chosen.logprob}, {"top", top}});
+    }
+    j["logprobs"] = std::move(tokens);
+  }
+  return j;
+}
+
+}  // namespace
+
 nlohmann::json output_to_json(const GenerationOutput& o) {
-  return {{"text", o.text},
-          {"token_ids", o.tokens},
-          {"finish_reason", to_string(o.finish_reason)},
-          {"usage",
-           {{"prompt_tokens", o.prompt_tokens.size()}, {"completion_tokens", o.tokens.size()}}},
-          {"ttft_s", o.prompt_seconds},
-          {"e2e_s", o.prompt_seconds + o.generation_seconds}};
+  size_t completion_tokens = 0;
+  nlohmann::json completions = nlohmann::json::array();
+  for (const Completion& c : o.completions) {
+    completion_tokens += c.tokens.size();
+    completions.push_back(completion_to_json(c));
+  }
+  // The first completion's fields stay at the top level, as for n = 1.
+  nlohmann::json j =
+      o.completions.empty() ? nlohmann::json::object() : completion_to_json(o.completions.front());
+  if (o.completions.size() > 1) j["completions"] = std::move(completions);
+  j["usage"] = {{"prompt_tokens", o.prompt_tokens.size()},
+                {"completion_tokens", completion_tokens}};
+  j["ttft_s"] = o.prompt_seconds;
+  j["e2e_s"] = o.prompt_seconds + o.generation_seconds;
+  return j;
 }
 
 }  // namespace baton::cli

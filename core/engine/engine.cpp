@@ -4,10 +4,13 @@
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
+#include "core/sampling/logprobs.h"
 
 namespace baton {
 
 namespace {
+
+constexpr int32_t kMaxLogprobs = 20;
 
 // A sequence can never hold more tokens than the whole pool.
 EngineConfig clamp_context(EngineConfig config) {
@@ -15,7 +18,35 @@ EngineConfig clamp_context(EngineConfig config) {
   return config;
 }
 
+void check_params(const GenerationParams& params) {
+  const auto bad = [](const std::string& field, int32_t value, const std::string& why) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                field + " " + why + ", got " + std::to_string(value));
+  };
+  if (params.max_tokens < 0) bad("max_tokens", params.max_tokens, "must not be negative");
+  if (params.n < 1) bad("n", params.n, "must be at least 1");
+  if (params.best_of != 0 && params.best_of < params.n) {
+    bad("best_of", params.best_of, "must be 0 (= n) or at least n = " + std::to_string(params.n));
+  }
+  if (params.logprobs < 0 || params.logprobs > kMaxLogprobs) {
+    bad("logprobs", params.logprobs, "must be in [0, " + std::to_string(kMaxLogprobs) + "]");
+  }
+  if (params.use_beam_search) {
+    if (params.beam_width < 1) bad("beam_width", params.beam_width, "must be at least 1");
+    if (params.n > params.beam_width) {
+      bad("n", params.n, "must not exceed beam_width = " + std::to_string(params.beam_width));
+    }
+    // A beam's per-token alternatives would have to follow it through every fork.
+    if (params.logprobs > 0) bad("logprobs", params.logprobs, "is not supported with beam search");
+  }
+}
+
 }  // namespace
+
+int32_t reported_completions(const GenerationParams& params) {
+  if (params.use_beam_search) return params.n;
+  return params.best_of > 0 ? params.best_of : params.n;
+}
 
 Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
                const EngineConfig& config)
@@ -40,10 +71,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
     throw Error(ErrorCategory::kInvalidArgument,
                 "the prompt is empty and the model adds no BOS token to start from");
   }
-  if (params.max_tokens < 0) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "max_tokens must not be negative, got " + std::to_string(params.max_tokens));
-  }
+  check_params(params);
   for (int32_t id : prompt) {
     if (id < 0 || id >= model_.config().n_vocab) {
       throw Error(ErrorCategory::kInvalidArgument,
@@ -52,42 +80,128 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   }
   auto request = std::make_unique<Request>();
   request->params = params;
-  Sequence& s = request->sequence;
-  s.id = next_id_++;
-  s.arrival = s.id;
-  s.priority = priority;
-  s.prompt_length = static_cast<int32_t>(prompt.size());
-  s.tokens = std::move(prompt);
-  s.sampler = std::make_unique<Sampler>(params.sampling);
-  scheduler_.add(&s);
-  const uint64_t id = s.id;
+  auto s = std::make_unique<Sequence>();
+  s->id = next_id_++;
+  s->arrival = s->id;
+  s->priority = priority;
+  s->prompt_length = static_cast<int32_t>(prompt.size());
+  s->tokens = std::move(prompt);
+  s->sampler = std::make_unique<Sampler>(params.sampling);
+  scheduler_.add(s.get());
+  const uint64_t id = s->id;
+  request->sequences.push_back(std::move(s));
   requests_.emplace(id, std::move(request));
   return id;
 }
 
-void Engine::abort(uint64_t id) {
+Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
+  auto child = std::make_unique<Sequence>();
+  child->id = parent.id;
+  child->sample = sample;
+  child->priority = parent.priority;
+  child->arrival = parent.arrival;
+  child->tokens = parent.tokens;
+  child->prompt_length = parent.prompt_length;
+  child->computed = parent.computed;
+  child->cached_prompt_tokens = parent.cached_prompt_tokens;
+  child->prefix_looked_up = parent.prefix_looked_up;
+  child->adapter = parent.adapter;
+  child->blocks = blocks_.share(parent.blocks);
+  SamplingParams sampling = parent.sampler->params();
+  sampling.seed = sample_seed(request.params.sampling.seed, sample);
+  child->sampler = std::make_unique<Sampler>(sampling);
+  child->cumulative_logprob = parent.cumulative_logprob;
+  scheduler_.fork(parent, child.get());
+  request.sequences.push_back(std::move(child));
+  return *request.sequences.back();
+}
+
+void Engine::remove_sequence(Request& request, Sequence* sequence) {
+  scheduler_.remove(sequence);
+  request.beam_candidates.erase(sequence);
+  std::erase_if(request.sequences, [&](const auto& s) { return s.get() == sequence; });
+}
+
+void Engine::drop(uint64_t id) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  scheduler_.remove(&it->second->sequence);
+  for (const auto& s : it->second->sequences) scheduler_.remove(s.get());
   requests_.erase(it);
 }
 
-void Engine::finish(Request& request, FinishReason reason, SequenceUpdate& update) {
-  update.finished = true;
-  update.finish_reason = reason;
-  scheduler_.remove(&request.sequence);
+void Engine::abort(uint64_t id) {
+  drop(id);
+}
+
+void Engine::abort_sample(uint64_t id, int32_t sample) {
+  const auto it = requests_.find(id);
+  if (it == requests_.end()) return;
+  Request& request = *it->second;
+  if (request.params.use_beam_search) return drop(id);
+  for (const auto& s : request.sequences) {
+    if (s->sample == sample) {
+      remove_sequence(request, s.get());
+      break;
+    }
+  }
+  if (request.sequences.empty()) requests_.erase(it);
+}
+
+std::optional<FinishReason> Engine::ends_after(const Request& request, const Sequence& s) const {
+  const int32_t token = s.tokens.back();
+  const auto& stop_ids = request.params.stop_token_ids;
+  if ((!request.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
+      std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+    return FinishReason::kStop;
+  }
+  if (s.generated() >= request.params.max_tokens ||
+      static_cast<int32_t>(s.tokens.size()) >= config_.context_size) {
+    return FinishReason::kLength;
+  }
+  return std::nullopt;
+}
+
+void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+                           std::vector<SequenceUpdate>& updates) {
+  std::vector<Sequence*> group = {&s};
+  if (!request.forked) {
+    // The prompt is computed once; the other samples start from its blocks and its logits.
+    request.forked = true;
+    for (int32_t i = 1; i < reported_completions(request.params); ++i) {
+      group.push_back(&fork(request, s, i));
+    }
+  }
+  const LogSoftmax logprob(logits);
+  for (Sequence* sequence : group) {
+    const int32_t token = sequence->sampler->sample(logits, sequence->tokens,
+                                                    static_cast<size_t>(sequence->prompt_length));
+    sequence->tokens.push_back(token);
+    sequence->cumulative_logprob += logprob(token);
+    ++counters_.generated_tokens;
+    SequenceUpdate update{.id = sequence->id,
+                          .sample = sequence->sample,
+                          .new_tokens = {token},
+                          .cumulative_logprob = sequence->cumulative_logprob};
+    if (request.params.logprobs > 0) {
+      update.logprobs.push_back(
+          {.chosen = {token, logprob(token)}, .top = logprob.top(request.params.logprobs)});
+    }
+    if (const std::optional<FinishReason> reason = ends_after(request, *sequence)) {
+      update.finished = true;
+      update.finish_reason = *reason;
+      remove_sequence(request, sequence);
+    }
+    updates.push_back(std::move(update));
+  }
 }
 
 std::vector<SequenceUpdate> Engine::step() {
   StepPlan plan = scheduler_.schedule();
   std::vector<SequenceUpdate> updates;
-  for (const auto& [sequence, reason] : plan.rejected) {
-    SequenceUpdate update{.id = sequence->id, .finished = true, .error = reason};
-    scheduler_.remove(sequence);
-    requests_.erase(sequence->id);
-    updates.push_back(std::move(update));
+  for (const Sequence* preempted : plan.preempted) {
+    // A recomputed beam reports its candidates again when its logits come back.
+    requests_.at(preempted->id)->beam_candidates.erase(preempted);
   }
-  if (plan.chunks.empty()) return updates;
   for (const auto& [source, destination] : plan.block_copies) {
     cache_.copy_block(source, destination, backend_);
   }
@@ -110,40 +224,41 @@ std::vector<SequenceUpdate> Engine::step() {
   input.layout = std::move(layout);
   const std::vector<float> logits =
       input.logit_rows.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, input);
-  ++counters_.steps;
+  if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(input.tokens.size());
 
-  const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
-  size_t logit_row = 0;
+  // Bookkeeping first: handling logits may fork or end sequences of the same request.
+  std::vector<Sequence*> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Sequence& s = *chunk.sequence;
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
-    if (!chunk.needs_logits) continue;
-    Request& request = *requests_.at(s.id);
+    if (chunk.needs_logits) with_logits.push_back(&s);
+  }
+  const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
+  for (size_t row = 0; row < with_logits.size(); ++row) {
+    Sequence& s = *with_logits[row];
+    const uint64_t id = s.id;
+    Request& request = *requests_.at(id);
     if (request.params.max_tokens == 0) {
-      SequenceUpdate update{.id = s.id};
-      finish(request, FinishReason::kLength, update);
-      requests_.erase(s.id);
-      updates.push_back(std::move(update));
-      ++logit_row;
+      for (int32_t i = 0; i < reported_completions(request.params); ++i) {
+        updates.push_back({.id = id, .sample = i, .finished = true});
+      }
+      drop(id);
       continue;
     }
-    const std::span<const float> row(logits.data() + n_vocab * logit_row++, n_vocab);
-    const int32_t token = s.sampler->sample(row, s.tokens, s.prompt_length);
-    s.tokens.push_back(token);
-    ++counters_.generated_tokens;
-    SequenceUpdate update{.id = s.id, .new_tokens = {token}};
-    const auto& stop_ids = request.params.stop_token_ids;
-    if ((!request.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
-        std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
-      finish(request, FinishReason::kStop, update);
-    } else if (s.generated() >= request.params.max_tokens ||
-               static_cast<int32_t>(s.tokens.size()) >= config_.context_size) {
-      finish(request, FinishReason::kLength, update);
+    const std::span<const float> row_logits(logits.data() + n_vocab * row, n_vocab);
+    if (request.params.use_beam_search) {
+      advance_beams(request, s, row_logits, updates);
+    } else {
+      sample_tokens(request, s, row_logits, updates);
     }
-    if (update.finished) requests_.erase(s.id);
-    updates.push_back(std::move(update));
+    if (request.sequences.empty()) requests_.erase(id);
+  }
+  // After the logits: a rejected prompt may have siblings in this step's chunks.
+  for (const auto& [sequence, reason] : plan.rejected) {
+    updates.push_back({.id = sequence->id, .finished = true, .error = reason});
+    drop(sequence->id);
   }
   return updates;
 }

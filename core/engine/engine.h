@@ -3,6 +3,8 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -24,10 +26,13 @@ struct EngineConfig {
   bool prefix_caching = true;
 };
 
-// What one step did to one request.
+// What one step did to one of a request's completions.
 struct SequenceUpdate {
-  uint64_t id = 0;
-  std::vector<int32_t> new_tokens;
+  uint64_t id = 0;                      // the request
+  int32_t sample = 0;                   // the completion: sample index, or rank for beam search
+  std::vector<int32_t> new_tokens;      // a beam's whole token list, reported once it is final
+  std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked for them
+  double cumulative_logprob = 0;        // of all the completion's tokens so far
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;
   std::string error;  // set when the request was rejected
@@ -42,6 +47,10 @@ struct EngineCounters {
   int64_t prefix_hit_tokens = 0;
 };
 
+// How many completions the engine reports for a request (sample indices or ranks 0..count-1):
+// best_of samples, of which the caller keeps the n best, or the n best beams.
+int32_t reported_completions(const GenerationParams& params);
+
 // Continuous batching over the paged KV cache: requests join and leave between steps, and every
 // step runs one token-flattened forward pass over all scheduled sequences.
 class Engine {
@@ -53,6 +62,9 @@ class Engine {
   uint64_t add(std::vector<int32_t> prompt, const GenerationParams& params, int32_t priority = 0);
   // Ends a request now; its blocks return to the pool.
   void abort(uint64_t id);
+  // Ends one sample of a request (a stop string matched it); the others go on. Beams are not
+  // independent, so for beam search this ends the whole request.
+  void abort_sample(uint64_t id, int32_t sample);
   bool has_work() const { return !scheduler_.empty(); }
   std::vector<SequenceUpdate> step();
 
@@ -60,11 +72,30 @@ class Engine {
   const BlockManager& blocks() const { return blocks_; }
 
  private:
-  struct Request {
-    Sequence sequence;
-    GenerationParams params;
+  struct FinishedBeam {
+    std::vector<int32_t> tokens;
+    double cumulative_logprob;
+    double score;
+    FinishReason reason;
   };
-  void finish(Request& request, FinishReason reason, SequenceUpdate& update);
+  struct Request {
+    GenerationParams params;
+    std::vector<std::unique_ptr<Sequence>> sequences;  // live samples or beams
+    bool forked = false;  // the prompt's logits were consumed and the samples split off
+    // Beam search: the next-token candidates of each live beam whose logits have arrived (a
+    // step of the search runs when all have), and the beams that ended.
+    std::map<const Sequence*, std::vector<TokenLogprob>> beam_candidates;
+    std::vector<FinishedBeam> finished_beams;
+  };
+  Sequence& fork(Request& request, Sequence& parent, int32_t sample);
+  void remove_sequence(Request& request, Sequence* sequence);
+  void drop(uint64_t id);
+  std::optional<FinishReason> ends_after(const Request& request, const Sequence& s) const;
+  void sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+                     std::vector<SequenceUpdate>& updates);
+  void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
+                     std::vector<SequenceUpdate>& updates);
+  void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
 
   const Model& model_;
   Backend& backend_;

@@ -28,6 +28,15 @@ void Scheduler::add(Sequence* sequence) {
   insert_waiting(sequence);
 }
 
+void Scheduler::fork(const Sequence& parent, Sequence* child) {
+  if (parent.status == SequenceStatus::kRunning) {
+    child->status = SequenceStatus::kRunning;
+    running_.push_back(child);
+  } else {
+    insert_waiting(child);
+  }
+}
+
 void Scheduler::remove(Sequence* sequence) {
   std::erase(running_, sequence);
   std::erase(waiting_, sequence);
@@ -45,24 +54,28 @@ void Scheduler::preempt(Sequence* sequence, StepPlan& plan) {
   ++preemptions_;
 }
 
-void Scheduler::copy_on_write(Sequence* sequence, StepPlan& plan) {
-  // Writing continues inside the last, partial block; if another sequence shares it, this
-  // sequence gets a private copy first.
-  if (sequence->computed % blocks_.block_size() == 0) return;
+bool Scheduler::copy_on_write(Sequence* sequence, StepPlan& plan) {
+  // Writing continues inside the last, partial block; if another sequence (a forked sample or
+  // beam) shares it, this sequence gets a private copy first. Returns false when that copy needs
+  // a block the pool does not have.
+  if (sequence->computed % blocks_.block_size() == 0) return true;
   const size_t index = static_cast<size_t>(sequence->computed / blocks_.block_size());
+  if (blocks_.ref_count(sequence->blocks.blocks[index]) > 1 && blocks_.available_blocks() == 0)
+    return false;
   if (auto copy = blocks_.make_writable(sequence->blocks, index))
     plan.block_copies.push_back(*copy);
+  return true;
 }
 
 bool Scheduler::schedule_running(Sequence* sequence, int32_t& budget, StepPlan& plan) {
   const int32_t count = std::min(sequence->pending(), budget);
   if (count <= 0) return true;
-  while (!blocks_.grow(sequence->blocks, sequence->computed + count)) {
+  while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
+         !copy_on_write(sequence, plan)) {
     Sequence* victim = running_.back();
     preempt(victim, plan);
     if (victim == sequence) return false;
   }
-  copy_on_write(sequence, plan);
   plan.chunks.push_back(
       {sequence, sequence->computed, count,
        sequence->computed + count == static_cast<int32_t>(sequence->tokens.size())});

@@ -40,6 +40,8 @@ class Scheduler {
   Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size);
 
   void add(Sequence* sequence);
+  // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting.
+  void fork(const Sequence& parent, Sequence* child);
   // Forgets a sequence (finished or aborted) and frees its blocks.
   void remove(Sequence* sequence);
   StepPlan schedule();
@@ -53,7 +55,7 @@ class Scheduler {
   bool schedule_running(Sequence* sequence, int32_t& budget, StepPlan& plan);
   void preempt(Sequence* sequence, StepPlan& plan);
   void admit_waiting(int32_t& budget, StepPlan& plan);
-  void copy_on_write(Sequence* sequence, StepPlan& plan);
+  bool copy_on_write(Sequence* sequence, StepPlan& plan);
   void insert_waiting(Sequence* sequence);
 
   SchedulerConfig config_;

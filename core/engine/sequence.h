@@ -16,7 +16,8 @@ enum class SequenceStatus { kWaiting, kRunning, kFinished };
 // the difference as work, which makes prefill, chunked prefill, decode and recompute after
 // preemption the same thing.
 struct Sequence {
-  uint64_t id = 0;
+  uint64_t id = 0;              // the request's; its parallel samples and beams share it
+  int32_t sample = 0;           // which of the request's samples (beams number from 0 too)
   int32_t priority = 0;         // higher runs first
   uint64_t arrival = 0;         // admission order among equal priorities
   std::vector<int32_t> tokens;  // prompt then generated
@@ -27,6 +28,7 @@ struct Sequence {
   uint64_t adapter = 0;
   BlockTable blocks;
   std::unique_ptr<Sampler> sampler;
+  double cumulative_logprob = 0;  // of the generated tokens, under the raw model distribution
   SequenceStatus status = SequenceStatus::kWaiting;
 
   int32_t pending() const { return static_cast<int32_t>(tokens.size()) - computed; }

@@ -7,8 +7,8 @@
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/engine/engine.h"
-#include "core/engine/stop_matcher.h"
 #include "core/gguf/gguf_file.h"
+#include "core/llm/request_output.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 
@@ -18,7 +18,7 @@ namespace {
 constexpr int32_t kMaxDefaultContext = 4096;
 constexpr int32_t kDefaultContextsInPool = 4;
 
-using Clock = std::chrono::steady_clock;
+using Clock = RequestOutput::Clock;
 
 }  // namespace
 
@@ -97,78 +97,41 @@ struct LLM::Impl {
   // Runs every request through the engine together; `on_text` streams the first one's text.
   std::vector<GenerationOutput> run(const std::vector<Request>& requests,
                                     const TextCallback& on_text) {
-    struct Pending {
-      GenerationOutput out;
-      IncrementalDetokenizer detokenizer;
-      StopMatcher stops;
-      Clock::time_point first_token;
-      bool done = false;
-    };
+    if (on_text && !requests.empty()) {
+      const GenerationParams& p = requests.front().params;
+      if (p.use_beam_search || reported_completions(p) > p.n) {
+        throw Error(ErrorCategory::kInvalidArgument,
+                    "streaming needs the first completion as it is made; best_of > n and "
+                    "use_beam_search only know it at the end");
+      }
+    }
     std::vector<std::vector<int32_t>> tokenized;
     for (const Request& r : requests) tokenized.push_back(tokenize_prompt(r.prompt, r.params));
-    std::vector<Pending> pending;
-    pending.reserve(requests.size());
+    std::vector<RequestOutput> outputs;
+    outputs.reserve(requests.size());
     std::map<uint64_t, size_t> index_of;
     const Clock::time_point start = Clock::now();
     try {
       for (size_t i = 0; i < requests.size(); ++i) {
-        pending.push_back(Pending{.out = {.prompt_tokens = tokenized[i]},
-                                  .detokenizer = IncrementalDetokenizer(*tokenizer),
-                                  .stops = StopMatcher(requests[i].params.stop)});
-        // The detokenizer sees the prompt so that spacing continues it.
-        for (int32_t id : tokenized[i]) pending.back().detokenizer.push(id);
+        outputs.emplace_back(*tokenizer, tokenized[i], requests[i].params);
         index_of[engine->add(std::move(tokenized[i]), requests[i].params, requests[i].priority)] =
             i;
       }
       while (engine->has_work()) {
         for (const SequenceUpdate& update : engine->step()) {
-          Pending& p = pending[index_of.at(update.id)];
           if (!update.error.empty()) throw Error(ErrorCategory::kInvalidArgument, update.error);
-          const bool streamed = &p == &pending[0] && on_text;
-          // Appends text; a streaming callback that declines more ends the request.
-          auto emit = [&](const std::string& text) {
-            p.out.text += text;
-            if (streamed && !text.empty() && !on_text(text)) {
-              if (!update.finished) engine->abort(update.id);
-              p.out.finish_reason = FinishReason::kAborted;
-              p.done = true;
-            }
-          };
-          for (int32_t token : update.new_tokens) {
-            if (p.done) break;
-            if (p.out.tokens.empty()) p.first_token = Clock::now();
-            p.out.tokens.push_back(token);
-            if (update.finished && update.finish_reason == FinishReason::kStop) continue;
-            const StopMatcher::Result r = p.stops.push(p.detokenizer.push(token));
-            emit(r.text);
-            if (r.stop && !p.done) {
-              if (!update.finished) engine->abort(update.id);
-              p.out.finish_reason = FinishReason::kStop;
-              p.done = true;
-            }
-          }
-          if (update.finished && !p.done) {
-            p.out.finish_reason = update.finish_reason;
-            p.done = true;
-            // The end of the text: release what was held back for UTF-8 or stop strings.
-            const StopMatcher::Result r = p.stops.push(p.detokenizer.flush());
-            emit(r.text + (r.stop ? "" : p.stops.flush()));
-          }
-          if (p.done) {
-            const Clock::time_point end = Clock::now();
-            const Clock::time_point first = p.out.tokens.empty() ? end : p.first_token;
-            p.out.prompt_seconds = std::chrono::duration<double>(first - start).count();
-            p.out.generation_seconds = std::chrono::duration<double>(end - first).count();
-          }
+          const size_t index = index_of.at(update.id);
+          const bool streamed = index == 0 && update.sample == 0 && on_text;
+          outputs[index].apply(update, *engine, streamed ? on_text : TextCallback());
         }
       }
     } catch (...) {
       for (const auto& [id, index] : index_of) engine->abort(id);
       throw;
     }
-    std::vector<GenerationOutput> outputs;
-    for (Pending& p : pending) outputs.push_back(std::move(p.out));
-    return outputs;
+    std::vector<GenerationOutput> results;
+    for (RequestOutput& o : outputs) results.push_back(o.output(start));
+    return results;
   }
 };
 

@@ -14,6 +14,15 @@ int32_t argmax(std::span<const float> values) {
   return static_cast<int32_t>(std::max_element(values.begin(), values.end()) - values.begin());
 }
 
+uint64_t sample_seed(uint64_t seed, int32_t index) {
+  if (index == 0) return seed;
+  // splitmix64 of (seed, index): nearby seeds and indices give unrelated streams.
+  uint64_t z = seed + 0x9e37'79b9'7f4a'7c15ull * static_cast<uint64_t>(index);
+  z = (z ^ (z >> 30)) * 0xbf58'476d'1ce4'e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d0'49bb'1331'11ebull;
+  return z ^ (z >> 31);
+}
+
 Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
   if (!(params.top_p > 0.0f)) {
     throw Error(ErrorCategory::kInvalidArgument,

@@ -37,6 +37,10 @@ class Sampler {
   std::vector<Candidate> candidates_;  // reused across calls to avoid a vocab-sized allocation
 };
 
+// The seed of a request's sample `index` (parallel samples each draw from their own
+// generator): sample 0 keeps the request's seed, so n=1 is unchanged.
+uint64_t sample_seed(uint64_t seed, int32_t index);
+
 // Index of the largest value; the first one on ties.
 int32_t argmax(std::span<const float> values);
 

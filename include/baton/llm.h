@@ -34,6 +34,18 @@ struct GenerationParams {
   bool ignore_eos = false;        // keep generating past end-of-generation tokens
   std::vector<std::string> stop;  // text ends before the first of these; it is not returned
   std::vector<int32_t> stop_token_ids;  // more tokens that end generation, as EOS does
+  int32_t n = 1;                        // completions returned per prompt
+  // Samples generated per prompt, of which the n with the highest cumulative logprob are
+  // returned; 0 means n. Sampling only: beam search keeps beam_width beams instead.
+  int32_t best_of = 0;
+  // Top tokens reported per generated token (0: none, at most 20), from the model's own
+  // distribution: the log-softmax of the raw logits, before penalties, temperature and cut-offs.
+  int32_t logprobs = 0;
+  // Deterministic beam search instead of sampling: returns the n best of beam_width beams,
+  // ranked by cumulative_logprob / generated_tokens^length_penalty.
+  bool use_beam_search = false;
+  int32_t beam_width = 4;
+  float length_penalty = 1.0f;
 };
 
 // One prompt with its own parameters, for batches whose requests differ.
@@ -51,13 +63,36 @@ enum class FinishReason {
 
 const char* to_string(FinishReason reason);
 
-struct GenerationOutput {
-  std::string text;                    // the generated continuation (the prompt is not repeated)
-  std::vector<int32_t> prompt_tokens;  // the prompt as tokenized, BOS included
-  std::vector<int32_t> tokens;         // generated token ids
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;  // natural log of the probability, <= 0
+};
+
+// One generated token's log-probability and the most likely alternatives at its position.
+struct TokenLogprobs {
+  TokenLogprob chosen;
+  std::vector<TokenLogprob> top;  // GenerationParams::logprobs entries, most likely first
+};
+
+// One of a request's n completions.
+struct Completion {
+  std::string text;             // the generated continuation (the prompt is not repeated)
+  std::vector<int32_t> tokens;  // generated token ids
   FinishReason finish_reason = FinishReason::kLength;
-  double prompt_seconds = 0;      // from submission to the first token (queueing and prefill)
-  double generation_seconds = 0;  // from the first token to the last
+  double cumulative_logprob = 0;        // sum of the tokens' log-probabilities
+  std::vector<TokenLogprobs> logprobs;  // one per token when GenerationParams::logprobs > 0
+};
+
+struct GenerationOutput {
+  // The first (best, for best_of and beam search) completion, repeated here for the common n=1
+  // case.
+  std::string text;
+  std::vector<int32_t> tokens;
+  FinishReason finish_reason = FinishReason::kLength;
+  std::vector<Completion> completions;  // all n, in order (by score for best_of and beams)
+  std::vector<int32_t> prompt_tokens;   // the prompt as tokenized, BOS included
+  double prompt_seconds = 0;            // from submission to the first token (queueing and prefill)
+  double generation_seconds = 0;        // from the first token to the last
 };
 
 // Engine activity since the model was loaded.
@@ -82,7 +117,9 @@ struct ModelSummary {
 using TextCallback = std::function<bool(std::string_view text)>;
 
 // A loaded model on one backend, ready to generate. generate() runs every prompt it is given
-// through one continuous-batching engine. Not thread-safe: one generate call at a time.
+// through one continuous-batching engine. Not thread-safe: one generate call at a time. A
+// streaming callback receives the first completion's text; it cannot be combined with best_of > n
+// or beam search, whose first completion is only known at the end.
 class LLM {
  public:
   explicit LLM(const LLMOptions& options);

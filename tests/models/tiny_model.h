@@ -3,6 +3,7 @@
 // A tiny random-weight Llama-family model written as GGUF, and a naive double-precision forward
 // pass over the same weights that serves as the reference for whole-model tests.
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -89,6 +90,17 @@ class TinyModel {
       w.add_tensor(name, t.shape, DType::kF32, std::as_bytes(std::span<const float>(t.values)));
     }
     w.write(path);
+  }
+
+  // Log-probabilities of the token after `tokens`: the log-softmax of the last logits.
+  std::vector<double> log_softmax(const std::vector<int32_t>& tokens) const {
+    std::vector<double> logits = last_logits(tokens);
+    const double max_logit = *std::max_element(logits.begin(), logits.end());
+    double total = 0;
+    for (double l : logits) total += std::exp(l - max_logit);
+    const double log_total = max_logit + std::log(total);
+    for (double& l : logits) l -= log_total;
+    return logits;
   }
 
   // Greedy continuation computed from scratch at every step in double precision.
