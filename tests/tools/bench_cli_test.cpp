@@ -1,35 +1,22 @@
 // `baton synth` and `baton bench` end to end: files they write, tables and JSON they print.
 
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/test_data.h"
+#include "tests/tools/baton_command.h"
 
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string out;  // stdout, or stderr alone when asked
-};
+using baton::testing::CommandResult;
 
 CommandResult baton(const std::string& args, bool stderr_only = false) {
-  const std::string cmd = std::string(BATON_BINARY_DIR) + "/bin/baton " + args +
-                          (stderr_only ? " 2>&1 >/dev/null" : " 2>/dev/null");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status)) << "baton " << args << " did not exit normally (crashed?)";
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return baton::testing::run_baton(
+      args, stderr_only ? baton::testing::Capture::kStderr : baton::testing::Capture::kStdout);
 }
 
 // A tiny synthesized q8_0 model shared by the bench tests, removed at the end.

@@ -1,33 +1,19 @@
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "tests/models/reference_cases.h"
 #include "tests/test_data.h"
+#include "tests/tools/baton_command.h"
 
 namespace {
 
-struct CommandResult {
-  int exit_code;
-  std::string out;  // stdout and stderr together when merge_stderr
-};
+using baton::testing::CommandResult;
 
-// Runs the built `baton` binary with `args` (already shell-quoted).
 CommandResult baton(const std::string& args, bool merge_stderr = false) {
-  const std::string cmd = std::string(BATON_BINARY_DIR) + "/bin/baton " + args +
-                          (merge_stderr ? " 2>&1" : " 2>/dev/null");
-  FILE* pipe = popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int status = pclose(pipe);
-  EXPECT_TRUE(WIFEXITED(status)) << "baton " << args << " did not exit normally (crashed?)";
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  return baton::testing::run_baton(args, merge_stderr ? baton::testing::Capture::kStdoutAndStderr
+                                                      : baton::testing::Capture::kStdout);
 }
 
 std::string model_arg() {

@@ -115,6 +115,8 @@ ScopedIsaOverride::ScopedIsaOverride(Isa isa) : previous_(g_override) {
   g_override = isa;
 }
 
-ScopedIsaOverride::~ScopedIsaOverride() { g_override = previous_; }
+ScopedIsaOverride::~ScopedIsaOverride() {
+  g_override = previous_;
+}
 
 }  // namespace baton::cpu
