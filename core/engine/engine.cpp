@@ -1,6 +1,7 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
@@ -80,6 +81,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   }
   auto request = std::make_unique<Request>();
   request->params = params;
+  counters_.prompt_tokens += static_cast<int64_t>(prompt.size());
   auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
   s->arrival = s->id;
@@ -229,8 +231,16 @@ std::vector<SequenceUpdate> Engine::step() {
 
   // Bookkeeping first: handling logits may fork or end sequences of the same request.
   std::vector<Sequence*> with_logits;
+  // Each stepped request's metrics, copied because finishing requests are erased below.
+  std::map<uint64_t, std::pair<std::chrono::steady_clock::time_point, int32_t>> stepped;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Sequence& s = *chunk.sequence;
+    Request& request = *requests_.at(s.id);
+    if (request.first_scheduled == std::chrono::steady_clock::time_point{}) {
+      request.first_scheduled = std::chrono::steady_clock::now();
+      request.cached_prompt_tokens = s.cached_prompt_tokens;
+    }
+    stepped.emplace(s.id, std::pair(request.first_scheduled, request.cached_prompt_tokens));
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
     if (chunk.needs_logits) with_logits.push_back(&s);
@@ -260,6 +270,11 @@ std::vector<SequenceUpdate> Engine::step() {
     updates.push_back({.id = sequence->id, .finished = true, .error = reason});
     drop(sequence->id);
   }
+  for (SequenceUpdate& update : updates) {
+    if (const auto it = stepped.find(update.id); it != stepped.end()) {
+      std::tie(update.first_scheduled, update.cached_prompt_tokens) = it->second;
+    }
+  }
   return updates;
 }
 
@@ -268,6 +283,8 @@ EngineCounters Engine::counters() const {
   c.preemptions = scheduler_.preemption_count();
   c.prefix_query_tokens = blocks_.prefix_query_tokens();
   c.prefix_hit_tokens = blocks_.prefix_hit_tokens();
+  c.running = static_cast<int32_t>(scheduler_.running_count());
+  c.waiting = static_cast<int32_t>(scheduler_.waiting_count());
   return c;
 }
 

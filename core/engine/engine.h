@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -36,15 +37,22 @@ struct SequenceUpdate {
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;
   std::string error;  // set when the request was rejected
+  // When the request was first scheduled (the epoch until then) and how many of its prompt
+  // tokens the prefix cache served: for per-request metrics.
+  std::chrono::steady_clock::time_point first_scheduled{};
+  int32_t cached_prompt_tokens = 0;
 };
 
 struct EngineCounters {
   int64_t steps = 0;
   int64_t computed_tokens = 0;  // tokens run through the model, prefill and decode
   int64_t generated_tokens = 0;
+  int64_t prompt_tokens = 0;  // of every request added
   int64_t preemptions = 0;
   int64_t prefix_query_tokens = 0;
   int64_t prefix_hit_tokens = 0;
+  int32_t running = 0;  // sequences holding KV blocks
+  int32_t waiting = 0;  // sequences queued for admission or recompute
 };
 
 // How many completions the engine reports for a request (sample indices or ranks 0..count-1):
@@ -66,6 +74,7 @@ class Engine {
   // independent, so for beam search this ends the whole request.
   void abort_sample(uint64_t id, int32_t sample);
   bool has_work() const { return !scheduler_.empty(); }
+  bool has_request(uint64_t id) const { return requests_.contains(id); }
   std::vector<SequenceUpdate> step();
 
   EngineCounters counters() const;
@@ -86,6 +95,8 @@ class Engine {
     // step of the search runs when all have), and the beams that ended.
     std::map<const Sequence*, std::vector<TokenLogprob>> beam_candidates;
     std::vector<FinishedBeam> finished_beams;
+    std::chrono::steady_clock::time_point first_scheduled{};
+    int32_t cached_prompt_tokens = 0;
   };
   Sequence& fork(Request& request, Sequence& parent, int32_t sample);
   void remove_sequence(Request& request, Sequence* sequence);

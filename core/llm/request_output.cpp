@@ -20,9 +20,13 @@ RequestOutput::Sample& RequestOutput::sample(int32_t index) {
   return it->second;
 }
 
-void RequestOutput::apply(const SequenceUpdate& update, Engine& engine,
+void RequestOutput::apply(const SequenceUpdate& update, const AbortFn& abort,
                           const TextCallback& on_text) {
   last_update_ = Clock::now();
+  if (update.first_scheduled != Clock::time_point{} && !first_scheduled_) {
+    first_scheduled_ = update.first_scheduled;
+    cached_prompt_tokens_ = update.cached_prompt_tokens;
+  }
   Sample& s = sample(update.sample);
   if (s.done) return;
   if (!first_token_ && !update.new_tokens.empty()) first_token_ = last_update_;
@@ -30,7 +34,7 @@ void RequestOutput::apply(const SequenceUpdate& update, Engine& engine,
   auto emit = [&](const std::string& text) {
     s.out.text += text;
     if (on_text && !text.empty() && !on_text(text)) {
-      if (!update.finished) engine.abort(update.id);
+      if (!update.finished) abort(update.id, kAllSamples);
       s.out.finish_reason = FinishReason::kAborted;
       s.done = true;
     }
@@ -45,7 +49,7 @@ void RequestOutput::apply(const SequenceUpdate& update, Engine& engine,
     const StopMatcher::Result r = s.stops.push(s.detokenizer.push(token));
     emit(r.text);
     if (r.stop && !s.done) {
-      if (!(last && update.finished)) engine.abort_sample(update.id, update.sample);
+      if (!(last && update.finished)) abort(update.id, update.sample);
       s.out.finish_reason = FinishReason::kStop;
       s.done = true;
     }
@@ -60,9 +64,18 @@ void RequestOutput::apply(const SequenceUpdate& update, Engine& engine,
   }
 }
 
+bool RequestOutput::done() const {
+  if (samples_.size() < static_cast<size_t>(reported_completions(params_))) return false;
+  return std::all_of(samples_.begin(), samples_.end(),
+                     [](const auto& entry) { return entry.second.done; });
+}
+
 GenerationOutput RequestOutput::output(Clock::time_point start) {
   GenerationOutput out{.prompt_tokens = prompt_};
+  size_t output_tokens = 0, longest = 0;
   for (auto& [index, s] : samples_) {
+    output_tokens += s.out.tokens.size();
+    longest = std::max(longest, s.out.tokens.size());
     // A sample still open when the engine let go of it was aborted with its request.
     if (!s.done) s.out.finish_reason = FinishReason::kAborted;
     out.completions.push_back(std::move(s.out));
@@ -78,11 +91,25 @@ GenerationOutput RequestOutput::output(Clock::time_point start) {
     out.text = out.completions.front().text;
     out.tokens = out.completions.front().tokens;
     out.finish_reason = out.completions.front().finish_reason;
+  } else {
+    // No completion started: the request ended before its first token.
+    out.finish_reason = FinishReason::kAborted;
   }
   const Clock::time_point end = last_update_.value_or(start);
   const Clock::time_point first = first_token_.value_or(end);
   out.prompt_seconds = std::chrono::duration<double>(first - start).count();
   out.generation_seconds = std::chrono::duration<double>(end - first).count();
+  const auto seconds = [&](Clock::time_point t) {
+    return std::chrono::duration<double>(t - start).count();
+  };
+  out.metrics = RequestMetrics{
+      .queue_seconds = seconds(first_scheduled_.value_or(end)),
+      .ttft_seconds = out.prompt_seconds,
+      .tpot_seconds = longest > 1 ? out.generation_seconds / static_cast<double>(longest - 1) : 0,
+      .e2e_seconds = seconds(end),
+      .prompt_tokens = static_cast<int32_t>(prompt_.size()),
+      .output_tokens = static_cast<int32_t>(output_tokens),
+      .cached_prompt_tokens = cached_prompt_tokens_};
   return out;
 }
 

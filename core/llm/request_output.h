@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <vector>
@@ -18,13 +19,19 @@ namespace baton {
 class RequestOutput {
  public:
   using Clock = std::chrono::steady_clock;
+  // Ends engine work the output no longer wants: one sample, or the whole request when `sample`
+  // is kAllSamples. LLM calls the engine; AsyncLLM queues a command for its engine thread.
+  using AbortFn = std::function<void(uint64_t id, int32_t sample)>;
+  static constexpr int32_t kAllSamples = -1;
 
   RequestOutput(const Tokenizer& tokenizer, std::vector<int32_t> prompt,
                 const GenerationParams& params);
 
-  // Takes one update. A stop string ends that sample in `engine`; `on_text`, when set, receives
-  // the sample's new text, and declining it aborts the whole request.
-  void apply(const SequenceUpdate& update, Engine& engine, const TextCallback& on_text);
+  // Takes one update. A stop string ends that sample through `abort`; `on_text`, when set,
+  // receives the sample's new text, and declining it aborts the whole request.
+  void apply(const SequenceUpdate& update, const AbortFn& abort, const TextCallback& on_text);
+  // Every completion the engine reports for the request has ended.
+  bool done() const;
   // The result; timings count from `start`, the submission.
   GenerationOutput output(Clock::time_point start);
 
@@ -41,7 +48,8 @@ class RequestOutput {
   std::vector<int32_t> prompt_;
   GenerationParams params_;
   std::map<int32_t, Sample> samples_;
-  std::optional<Clock::time_point> first_token_, last_update_;
+  std::optional<Clock::time_point> first_token_, last_update_, first_scheduled_;
+  int32_t cached_prompt_tokens_ = 0;
 };
 
 }  // namespace baton

@@ -1,0 +1,126 @@
+#include "core/llm/engine_loop.h"
+
+#include <exception>
+#include <utility>
+
+namespace baton {
+
+EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink)
+    : engine_(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config),
+      sink_(std::move(sink)),
+      stats_(engine_stats(engine_, {})),
+      thread_([this](std::stop_token stop) { run(stop); }) {}
+
+EngineLoop::~EngineLoop() {
+  thread_.request_stop();
+  thread_.join();
+}
+
+void EngineLoop::add(uint64_t id, std::vector<int32_t> prompt, const GenerationParams& params,
+                     int32_t priority) {
+  push({.kind = Command::Kind::kAdd,
+        .id = id,
+        .prompt = std::move(prompt),
+        .params = params,
+        .priority = priority});
+}
+
+void EngineLoop::abort(uint64_t id) {
+  push({.kind = Command::Kind::kAbort, .id = id});
+}
+
+void EngineLoop::abort_sample(uint64_t id, int32_t sample) {
+  push({.kind = Command::Kind::kAbortSample, .id = id, .sample = sample});
+}
+
+EngineStats EngineLoop::stats() const {
+  std::lock_guard lock(stats_mutex_);
+  return stats_;
+}
+
+void EngineLoop::push(Command command) {
+  {
+    std::lock_guard lock(mutex_);
+    commands_.push_back(std::move(command));
+  }
+  wake_.notify_one();
+}
+
+void EngineLoop::run(std::stop_token stop) {
+  while (true) {
+    std::deque<Command> commands;
+    {
+      std::unique_lock lock(mutex_);
+      wake_.wait(lock, stop, [&] { return !commands_.empty() || engine_.has_work(); });
+      if (stop.stop_requested()) return;
+      commands.swap(commands_);
+    }
+    std::vector<SequenceUpdate> updates;
+    for (Command& command : commands) execute(command, updates);
+    if (engine_.has_work()) step(updates);
+    {
+      std::lock_guard lock(stats_mutex_);
+      stats_ = engine_stats(engine_, {});
+    }
+    if (!updates.empty()) sink_(std::move(updates));
+  }
+}
+
+void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates) {
+  const auto it = to_engine_.find(command.id);
+  switch (command.kind) {
+    case Command::Kind::kAdd:
+      try {
+        const uint64_t engine_id =
+            engine_.add(std::move(command.prompt), command.params, command.priority);
+        to_engine_[command.id] = engine_id;
+        to_caller_[engine_id] = command.id;
+      } catch (const std::exception& e) {
+        updates.push_back({.id = command.id, .finished = true, .error = e.what()});
+      }
+      return;
+    case Command::Kind::kAbort:
+      if (it == to_engine_.end()) return;
+      engine_.abort(it->second);
+      forget_if_gone(it->second);
+      return;
+    case Command::Kind::kAbortSample:
+      if (it == to_engine_.end()) return;
+      engine_.abort_sample(it->second, command.sample);
+      forget_if_gone(it->second);
+      return;
+  }
+}
+
+void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
+  std::vector<SequenceUpdate> stepped;
+  try {
+    stepped = engine_.step();
+  } catch (const std::exception& e) {
+    // The engine's state after a failed step is unknown: end everything it holds, keep serving.
+    for (const auto& [caller_id, engine_id] : to_engine_) {
+      engine_.abort(engine_id);
+      updates.push_back({.id = caller_id, .finished = true, .error = e.what()});
+    }
+    to_engine_.clear();
+    to_caller_.clear();
+    return;
+  }
+  std::vector<uint64_t> finished;
+  for (SequenceUpdate& update : stepped) {
+    if (update.finished) finished.push_back(update.id);
+    update.id = to_caller_.at(update.id);
+    updates.push_back(std::move(update));
+  }
+  for (uint64_t engine_id : finished) forget_if_gone(engine_id);
+}
+
+void EngineLoop::forget_if_gone(uint64_t engine_id) {
+  if (engine_.has_request(engine_id)) return;
+  const auto it = to_caller_.find(engine_id);
+  if (it == to_caller_.end()) return;
+  to_engine_.erase(it->second);
+  to_caller_.erase(it);
+}
+
+}  // namespace baton

@@ -1,0 +1,65 @@
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "baton/llm.h"
+#include "core/engine/engine.h"
+#include "core/llm/loaded_model.h"
+
+namespace baton {
+
+// AsyncLLM's engine thread: it owns an Engine and runs only its commands and model steps, so no
+// text work ever delays a step. Commands come from any thread through a queue; the thread sleeps
+// on a condition variable while there is neither a command nor a scheduled sequence.
+// Requests are named by the caller's ids, which the loop maps to the engine's.
+class EngineLoop {
+ public:
+  // Receives each batch of updates, on the engine thread. A request the engine refuses (bad
+  // parameters) or cannot serve (a failed step) gets a finished update with `error` set.
+  using UpdateSink = std::function<void(std::vector<SequenceUpdate> updates)>;
+
+  EngineLoop(const LoadedModel& loaded, UpdateSink sink);
+  // Stops after the step in progress; requests still in the engine are dropped.
+  ~EngineLoop();
+
+  void add(uint64_t id, std::vector<int32_t> prompt, const GenerationParams& params,
+           int32_t priority);
+  void abort(uint64_t id);
+  void abort_sample(uint64_t id, int32_t sample);
+  // As of the last step or command; finish counts are left to the caller.
+  EngineStats stats() const;
+
+ private:
+  struct Command {
+    enum class Kind { kAdd, kAbort, kAbortSample } kind;
+    uint64_t id = 0;
+    int32_t sample = 0;
+    std::vector<int32_t> prompt;
+    GenerationParams params;
+    int32_t priority = 0;
+  };
+  void push(Command command);
+  void run(std::stop_token stop);
+  void execute(Command& command, std::vector<SequenceUpdate>& updates);
+  void step(std::vector<SequenceUpdate>& updates);
+  void forget_if_gone(uint64_t engine_id);
+
+  Engine engine_;
+  UpdateSink sink_;
+  std::map<uint64_t, uint64_t> to_caller_, to_engine_;  // engine thread only
+  std::mutex mutex_;
+  std::condition_variable_any wake_;
+  std::deque<Command> commands_;
+  mutable std::mutex stats_mutex_;
+  EngineStats stats_;
+  std::jthread thread_;  // last: it starts once every member it uses exists
+};
+
+}  // namespace baton

@@ -1,0 +1,120 @@
+#include "core/llm/loaded_model.h"
+
+#include <algorithm>
+
+#include "baton/error.h"
+#include "core/backend_registry.h"
+
+namespace baton {
+namespace {
+
+constexpr int32_t kMaxDefaultContext = 4096;
+constexpr int32_t kDefaultContextsInPool = 4;
+
+}  // namespace
+
+LoadedModel::LoadedModel(const LLMOptions& options)
+    : file(gguf::GgufFile::open(options.model)),
+      backend(BackendRegistry::global().create(
+          options.backend.empty() ? default_backend_name() : options.backend,
+          BackendOptions{.threads = options.threads})),
+      model(load_model(file, *backend)),
+      tokenizer(Tokenizer::create(vocabulary_from_gguf(file))) {
+  const ModelConfig& c = model->config();
+  if (tokenizer->vocab_size() > c.n_vocab) {
+    throw Error(ErrorCategory::kInvalidModel,
+                options.model + ": the tokenizer has " + std::to_string(tokenizer->vocab_size()) +
+                    " tokens but token_embd.weight only " + std::to_string(c.n_vocab) + " rows");
+  }
+  if (options.context_size < 0 || options.kv_block_size <= 0 || !(options.kv_cache_mib >= 0)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "context size, KV block size and KV cache size must not be negative");
+  }
+  context_size =
+      options.context_size > 0 ? options.context_size : std::min(c.n_ctx_train, kMaxDefaultContext);
+  EngineConfig& config = engine_config;
+  config.block_size = options.kv_block_size;
+  config.prefix_caching = options.prefix_caching;
+  config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
+  const double bytes_per_block =
+      2.0 * sizeof(float) * c.n_layer * c.n_head_kv * c.head_dim * options.kv_block_size;
+  config.n_blocks = options.kv_cache_mib > 0
+                        ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
+                        : kDefaultContextsInPool *
+                              ((context_size + options.kv_block_size - 1) / options.kv_block_size);
+  if (config.n_blocks < 1) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "a KV cache of " + std::to_string(options.kv_cache_mib) +
+                    " MiB holds no block of " + std::to_string(options.kv_block_size) + " tokens");
+  }
+  // A sequence can never hold more tokens than the whole pool.
+  context_size = std::min(context_size, config.n_blocks * options.kv_block_size);
+  config.context_size = context_size;
+}
+
+std::vector<int32_t> LoadedModel::tokenize_prompt(const std::string& prompt,
+                                                  const GenerationParams& params) const {
+  std::vector<int32_t> tokens = tokenizer->encode(prompt, params.add_special, params.parse_special);
+  if (tokens.size() >= static_cast<size_t>(context_size)) {
+    throw Error(ErrorCategory::kInvalidArgument, "the prompt has " + std::to_string(tokens.size()) +
+                                                     " tokens; the context holds " +
+                                                     std::to_string(context_size));
+  }
+  return tokens;
+}
+
+ModelSummary LoadedModel::summary() const {
+  const ModelConfig& c = model->config();
+  return ModelSummary{.architecture = c.architecture,
+                      .backend = std::string(backend->name()),
+                      .n_vocab = c.n_vocab,
+                      .n_ctx_train = c.n_ctx_train,
+                      .context_size = context_size,
+                      .n_embd = c.n_embd,
+                      .n_layer = c.n_layer,
+                      .n_head = c.n_head,
+                      .n_head_kv = c.n_head_kv,
+                      .n_ff = c.n_ff};
+}
+
+void FinishCounts::count(const GenerationOutput& output) {
+  switch (output.finish_reason) {
+    case FinishReason::kStop:
+      ++stop;
+      return;
+    case FinishReason::kLength:
+      ++length;
+      return;
+    case FinishReason::kAborted:
+      ++aborted;
+      return;
+  }
+}
+
+EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
+  const EngineCounters c = engine.counters();
+  const int32_t total = engine.blocks().total_blocks();
+  const int32_t available = engine.blocks().available_blocks();
+  return EngineStats{.steps = c.steps,
+                     .computed_tokens = c.computed_tokens,
+                     .prompt_tokens = c.prompt_tokens,
+                     .generated_tokens = c.generated_tokens,
+                     .preemptions = c.preemptions,
+                     .prefix_query_tokens = c.prefix_query_tokens,
+                     .prefix_hit_tokens = c.prefix_hit_tokens,
+                     .prefix_cache_hit_rate =
+                         c.prefix_query_tokens > 0
+                             ? static_cast<double>(c.prefix_hit_tokens) / c.prefix_query_tokens
+                             : 0.0,
+                     .kv_blocks_total = total,
+                     .kv_blocks_free = available,
+                     .kv_blocks_used = total - available,
+                     .running = c.running,
+                     .waiting = c.waiting,
+                     .finished_stop = finished.stop,
+                     .finished_length = finished.length,
+                     .finished_aborted = finished.aborted,
+                     .failed = finished.failed};
+}
+
+}  // namespace baton

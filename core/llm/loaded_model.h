@@ -1,0 +1,45 @@
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/llm.h"
+#include "core/backend.h"
+#include "core/engine/engine.h"
+#include "core/gguf/gguf_file.h"
+#include "core/tokenizer/tokenizer.h"
+#include "models/model.h"
+
+namespace baton {
+
+// Everything LLM and AsyncLLM load from LLMOptions before serving: the mapped file, the backend,
+// the model, its tokenizer and the engine's configuration (context and KV pool sizes).
+struct LoadedModel {
+  explicit LoadedModel(const LLMOptions& options);
+
+  // Throws baton::Error when the prompt leaves no room in the context.
+  std::vector<int32_t> tokenize_prompt(const std::string& prompt,
+                                       const GenerationParams& params) const;
+  ModelSummary summary() const;
+
+  gguf::GgufFile file;
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<Model> model;
+  std::unique_ptr<Tokenizer> tokenizer;
+  int32_t context_size = 0;
+  EngineConfig engine_config;
+};
+
+// Finished requests by reason, counted where completions are assembled (stop strings end
+// requests outside the engine).
+struct FinishCounts {
+  void count(const GenerationOutput& output);
+
+  int64_t stop = 0, length = 0, aborted = 0, failed = 0;
+};
+
+// The engine's counters and gauges with `finished` merged in.
+EngineStats engine_stats(const Engine& engine, const FinishCounts& finished);
+
+}  // namespace baton

@@ -1,0 +1,62 @@
+#pragma once
+
+// Baton's asynchronous serving API: requests are submitted from any thread and their output
+// streams back token by token while the engine batches them with every other request.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/llm.h"
+
+namespace baton {
+
+// One piece of a request's output. Events of one request arrive in order; its last has
+// `finished` set and is the only one with `output` or `error`.
+struct StreamEvent {
+  uint64_t request_id = 0;
+  // The completion this text and these tokens belong to: the sample index (0 .. best_of-1), or
+  // the rank for beam search, whose beams arrive whole at the end.
+  int32_t index = 0;
+  std::string text;  // new text: complete UTF-8, withholding what may start a stop string
+  std::vector<int32_t> tokens;  // new token ids
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::kLength;  // of the first completion, when finished
+  std::optional<GenerationOutput> output;              // when finished without error
+  std::string error;  // when finished because the request was rejected (e.g. an oversized prompt)
+};
+
+// Runs on AsyncLLM's text thread: keep it short (it delays every request's text), and do not
+// destroy the AsyncLLM from inside it. It may call add_request and abort. An exception thrown
+// from it aborts that request.
+using EventCallback = std::function<void(const StreamEvent& event)>;
+
+// A loaded model serving requests concurrently. Thread-safe. Two threads run behind it: the
+// engine thread runs only model steps and engine commands (add, abort); the text thread
+// tokenizes prompts, turns engine output into text (stop strings, UTF-8) and calls the
+// callbacks. Errors in a request end that request with an error event; the others go on.
+class AsyncLLM {
+ public:
+  explicit AsyncLLM(const LLMOptions& options);
+  // Aborts every request still in flight (each gets a final kAborted event) and joins the
+  // threads.
+  ~AsyncLLM();
+  AsyncLLM(const AsyncLLM&) = delete;
+  AsyncLLM& operator=(const AsyncLLM&) = delete;
+
+  // Queues the request and returns its id at once; `on_event` receives its output.
+  uint64_t add_request(Request request, EventCallback on_event);
+  // Ends the request with a final kAborted event; an unknown or finished id is ignored.
+  void abort(uint64_t id);
+  EngineStats stats() const;
+  ModelSummary summary() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace baton
