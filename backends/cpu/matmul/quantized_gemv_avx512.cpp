@@ -32,6 +32,12 @@ struct WeightPair {
   __m512 d;       // d_w, 8 lanes per block
 };
 
+// Lane l of a block pair belongs to block l / 8. A function, not a global: a static initialiser
+// in this file would run AVX-512 code on every CPU.
+inline __m512i pair_lanes() {
+  return _mm512_set_epi32(1, 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
 // Both blocks' fp16 scales, 8 lanes each.
 inline __m512 pair_scales(uint16_t d0, uint16_t d1) {
   return _mm512_cvtph_ps(_mm256_set_m128i(_mm_set1_epi16(static_cast<short>(d1)),
@@ -89,13 +95,18 @@ template <bool kQ4, bool kTail, int kX, int kWr>
     const __m512i xq =
         kTail ? _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr)))
               : _mm512_loadu_si512(xr);
+    // Both blocks' d_x (and Q4_0 corrections) sit side by side: one 8-byte load, one permute
+    // spreads them to their lanes.
     const float* xd = x.d_row(r) + b;
-    const __m512 dx =
-        _mm512_insertf32x8(_mm512_set1_ps(xd[0]), _mm256_set1_ps(kTail ? 0.0f : xd[1]), 1);
+    const __m128 d_pair =
+        kTail ? _mm_load_ss(xd) : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xd)));
+    const __m512 dx = _mm512_permutexvar_ps(pair_lanes(), _mm512_castps128_ps512(d_pair));
     __m512i init = _mm512_setzero_si512();
     if constexpr (kQ4) {
       const int32_t* c = x.corr_row(r) + b;
-      init = _mm512_mask_set1_epi32(_mm512_maskz_set1_epi32(1, c[0]), 0x100, kTail ? 0 : c[1]);
+      const __m128i c_pair =
+          kTail ? _mm_cvtsi32_si128(c[0]) : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c));
+      init = _mm512_maskz_permutexvar_epi32(0x0101, pair_lanes(), _mm512_castsi128_si512(c_pair));
     }
 #pragma GCC unroll 4
     for (int j = 0; j < kWr; ++j) {
@@ -146,12 +157,17 @@ void gemv_rows(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedR
   }
 }
 
-// One weight row at a time: it streams best; 2 or 4 rows side by side (the tile code allows
-// it) measured 40-50% slower in whole-model decode here.
+// One weight row at a time streams best for a single row of x (2 or 4 rows side by side measured
+// 40-50% slower in whole-model decode); with several rows of x the kernel is compute-bound, and
+// 4 weight rows share each x row's per-block setup.
 template <bool kQ4>
 void gemv_range(const std::byte* w, size_t w_stride, int64_t first, int64_t last,
                 const QuantizedRows& x, float* out, int64_t m) {
-  for (int64_t j = first; j < last; ++j) gemv_rows<kQ4, 1>(w, w_stride, j, x, out, m);
+  int64_t j = first;
+  if (x.n > 1) {
+    for (; j + 4 <= last; j += 4) gemv_rows<kQ4, 4>(w, w_stride, j, x, out, m);
+  }
+  for (; j < last; ++j) gemv_rows<kQ4, 1>(w, w_stride, j, x, out, m);
 }
 
 }  // namespace
