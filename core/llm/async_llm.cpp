@@ -78,7 +78,7 @@ struct AsyncLLM::Impl {
   void handle(Submit& s) {
     std::vector<int32_t> tokens;
     try {
-      tokens = loaded.tokenize_prompt(s.request.prompt, s.request.params);
+      tokens = loaded.tokenize_prompt(s.request);
     } catch (const std::exception& e) {
       return fail(s.id, s.on_event, e.what());
     }

@@ -50,7 +50,7 @@ struct LLM::Impl {
     }
     std::vector<std::vector<int32_t>> tokenized;
     for (const Request& r : requests) {
-      tokenized.push_back(loaded.tokenize_prompt(r.prompt, r.params));
+      tokenized.push_back(loaded.tokenize_prompt(r));
     }
     std::vector<RequestOutput> outputs;
     outputs.reserve(requests.size());

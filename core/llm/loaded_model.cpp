@@ -52,9 +52,11 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.context_size = context_size;
 }
 
-std::vector<int32_t> LoadedModel::tokenize_prompt(const std::string& prompt,
-                                                  const GenerationParams& params) const {
-  std::vector<int32_t> tokens = tokenizer->encode(prompt, params.add_special, params.parse_special);
+std::vector<int32_t> LoadedModel::tokenize_prompt(const Request& request) const {
+  std::vector<int32_t> tokens = request.prompt_tokens.empty()
+                                    ? tokenizer->encode(request.prompt, request.params.add_special,
+                                                        request.params.parse_special)
+                                    : request.prompt_tokens;
   if (tokens.size() >= static_cast<size_t>(context_size)) {
     throw Error(ErrorCategory::kInvalidArgument, "the prompt has " + std::to_string(tokens.size()) +
                                                      " tokens; the context holds " +

@@ -18,9 +18,9 @@ namespace baton {
 struct LoadedModel {
   explicit LoadedModel(const LLMOptions& options);
 
-  // Throws baton::Error when the prompt leaves no room in the context.
-  std::vector<int32_t> tokenize_prompt(const std::string& prompt,
-                                       const GenerationParams& params) const;
+  // The request's prompt tokens: its token ids as given, else its text tokenized. Throws
+  // baton::Error when they leave no room in the context.
+  std::vector<int32_t> tokenize_prompt(const Request& request) const;
   ModelSummary summary() const;
 
   gguf::GgufFile file;

@@ -9,19 +9,19 @@
 namespace baton {
 namespace {
 
-// Prompts of random tokens, made text so they enter through the tokenizer as a user's would.
-std::vector<std::string> random_prompts(LLM& llm, const OfflineThroughputOptions& o) {
+// Prompts of exactly prompt_tokens random ids, skipping the first ids (control and byte tokens
+// in SentencePiece vocabularies).
+std::vector<Request> random_requests(int32_t n_vocab, const OfflineThroughputOptions& o,
+                                     const GenerationParams& params) {
   std::mt19937_64 rng(o.seed);
-  const ModelSummary model = llm.summary();
-  // Skip the first ids: control and byte tokens in SentencePiece vocabularies.
-  std::uniform_int_distribution<int32_t> pick(std::min(300, model.n_vocab - 1), model.n_vocab - 1);
-  std::vector<std::string> prompts;
+  std::uniform_int_distribution<int32_t> pick(std::min(300, n_vocab - 1), n_vocab - 1);
+  std::vector<Request> requests;
   for (int32_t r = 0; r < o.requests; ++r) {
-    std::vector<int32_t> ids(static_cast<size_t>(o.prompt_tokens));
-    for (int32_t& id : ids) id = pick(rng);
-    prompts.push_back(llm.detokenize(ids));
+    Request request{.params = params};
+    for (int32_t i = 0; i < o.prompt_tokens; ++i) request.prompt_tokens.push_back(pick(rng));
+    requests.push_back(std::move(request));
   }
-  return prompts;
+  return requests;
 }
 
 }  // namespace
@@ -43,10 +43,10 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
     }
     LLM llm(LLMOptions{
         .model = o.model, .backend = o.backend, .threads = o.threads, .max_seqs = concurrency});
-    const std::vector<std::string> prompts = random_prompts(llm, o);
-    llm.generate(prompts.front(), params);  // warm-up, untimed
+    const std::vector<Request> requests = random_requests(llm.summary().n_vocab, o, params);
+    llm.generate({requests.front()});  // warm-up, untimed
     const auto start = std::chrono::steady_clock::now();
-    const std::vector<GenerationOutput> outputs = llm.generate(prompts, params);
+    const std::vector<GenerationOutput> outputs = llm.generate(requests);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     OfflineThroughputResult r{.concurrency = concurrency, .seconds = seconds};

@@ -14,7 +14,7 @@ struct OfflineThroughputOptions {
   std::string backend;
   int32_t threads = 0;
   int32_t requests = 16;
-  int32_t prompt_tokens = 100;  // about this many: random tokens, detokenized and re-tokenized
+  int32_t prompt_tokens = 100;  // random token ids
   int32_t output_tokens = 64;   // exactly this many (end-of-text is ignored)
   std::vector<int32_t> concurrency = {1, 4, 16};
   uint64_t seed = 0;

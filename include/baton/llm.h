@@ -52,6 +52,8 @@ struct GenerationParams {
 struct Request {
   std::string prompt;
   GenerationParams params;
+  // When not empty, the prompt as token ids (used as given: no BOS is added), instead of `prompt`.
+  std::vector<int32_t> prompt_tokens;
   int32_t priority = 0;  // higher is scheduled first when the engine is busy
 };
 

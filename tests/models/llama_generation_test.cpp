@@ -79,6 +79,14 @@ TEST_F(Stories260K, BatchOfPromptsEqualsPromptsAlone) {
   }
 }
 
+TEST_F(Stories260K, PromptGivenAsTokenIdsEqualsTheSameText) {
+  LLM llm = open();
+  const std::vector<GenerationOutput> out = llm.generate(
+      std::vector<Request>{{.params = greedy(16), .prompt_tokens = {1, 403, 407, 261, 378}}});
+  EXPECT_EQ(out[0].tokens, llm.generate("Once upon a time", greedy(16)).tokens);
+  EXPECT_EQ(out[0].text, llm.generate("Once upon a time", greedy(16)).text);
+}
+
 TEST_F(Stories260K, StreamedPiecesConcatenateToTheText) {
   LLM llm = open();
   std::string streamed;
