@@ -38,7 +38,6 @@ class PrefixCache {
   // Forgets the least recently parked block and returns it, or nullopt if none is parked.
   std::optional<int32_t> evict();
   int32_t parked_count() const { return static_cast<int32_t>(lru_.size()); }
-  int32_t cached_count() const { return static_cast<int32_t>(block_keys_.size()); }
 
  private:
   std::unordered_map<uint64_t, std::vector<std::pair<BlockKey, int32_t>>> by_hash_;

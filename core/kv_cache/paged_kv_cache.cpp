@@ -37,9 +37,9 @@ void PagedKvCache::copy_block(int32_t source, int32_t destination, Backend& back
   }
 }
 
-size_t PagedKvCache::bytes_per_token() const {
-  return 2 * sizeof(float) * static_cast<size_t>(shape_.n_layers) * shape_.n_kv_heads *
-         shape_.head_dim;
+size_t kv_bytes_per_token(const KvCacheShape& shape) {
+  return 2 * sizeof(float) * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads *
+         shape.head_dim;
 }
 
 }  // namespace baton

@@ -15,6 +15,9 @@ struct KvCacheShape {
   int32_t n_blocks = 0;
 };
 
+// K and V of one token over all layers: what sizing a pool in MiB divides by.
+size_t kv_bytes_per_token(const KvCacheShape& shape);
+
 // One pool of fixed-size blocks per layer for keys and values, on the backend that runs the
 // model: each layer's K and V are [n_blocks, block_size, n_kv_heads, head_dim]. Which sequence
 // owns which block is the BlockManager's business; attention reads K/V through block tables.
@@ -27,7 +30,7 @@ class PagedKvCache {
   const Tensor& values(int32_t layer) const { return values_.at(layer); }
   // Copies every layer's K and V of block `source` into block `destination` (copy-on-write).
   void copy_block(int32_t source, int32_t destination, Backend& backend) const;
-  size_t bytes_per_token() const;
+  size_t bytes_per_token() const { return kv_bytes_per_token(shape_); }
 
  private:
   KvCacheShape shape_;

@@ -4,6 +4,7 @@
 
 #include "baton/error.h"
 #include "core/backend_registry.h"
+#include "core/kv_cache/paged_kv_cache.h"
 
 namespace baton {
 namespace {
@@ -37,7 +38,9 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.prefix_caching = options.prefix_caching;
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
   const double bytes_per_block =
-      2.0 * sizeof(float) * c.n_layer * c.n_head_kv * c.head_dim * options.kv_block_size;
+      static_cast<double>(kv_bytes_per_token(
+          {.n_layers = c.n_layer, .n_kv_heads = c.n_head_kv, .head_dim = c.head_dim})) *
+      options.kv_block_size;
   config.n_blocks = options.kv_cache_mib > 0
                         ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
                         : kDefaultContextsInPool *

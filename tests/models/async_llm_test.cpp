@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "baton/llm.h"
+#include "tests/models/greedy_params.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -27,12 +28,7 @@ const std::vector<std::string> kPrompts = {
     "The frog jumped",
 };
 
-GenerationParams greedy(int32_t max_tokens) {
-  GenerationParams p;
-  p.sampling.temperature = 0.0f;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using testing::greedy;
 
 // Gathers every request's events, from the text thread, for the test thread to wait on.
 class Events {

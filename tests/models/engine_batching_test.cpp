@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "baton/llm.h"
+#include "tests/models/greedy_params.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -27,12 +28,7 @@ const std::vector<std::string> kPrompts = {
     "Once there was a big tree in the forest. Many animals lived in it. One day",
 };
 
-GenerationParams greedy(int32_t max_tokens) {
-  GenerationParams p;
-  p.sampling.temperature = 0.0f;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using testing::greedy;
 
 class EngineBatching : public ::testing::Test {
  protected:

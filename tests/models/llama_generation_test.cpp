@@ -1,18 +1,14 @@
 #include <gtest/gtest.h>
 
 #include "baton/llm.h"
+#include "tests/models/greedy_params.h"
 #include "tests/models/reference_cases.h"
 #include "tests/test_data.h"
 
 namespace baton {
 namespace {
 
-GenerationParams greedy(int32_t max_tokens) {
-  GenerationParams p;
-  p.sampling.temperature = 0.0f;
-  p.max_tokens = max_tokens;
-  return p;
-}
+using testing::greedy;
 
 std::vector<int32_t> all_ids(const GenerationOutput& out) {
   std::vector<int32_t> ids = out.prompt_tokens;
