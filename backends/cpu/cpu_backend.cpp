@@ -13,6 +13,7 @@
 
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/host_buffer_pool.h"
+#include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/packed_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
@@ -178,12 +179,19 @@ class CpuBackend final : public Backend {
   cpu::Context ctx_;
 };
 
+// Usable unless BATON_CPU_ISA asks for kernels this CPU cannot run; the detail names the
+// kernel level in use.
+BackendStatus probe_cpu() {
+  try {
+    return {true,
+            cpu_model_name() + ", " + std::string(cpu::to_string(cpu::active_isa())) + " kernels"};
+  } catch (const Error& e) {
+    return {false, e.what()};
+  }
+}
+
 BackendEntry make_cpu_backend_entry() {
-  return BackendEntry{"cpu", "host CPU with OpenMP threads",
-                      [] {
-                        return BackendStatus{true, cpu_model_name()};
-                      },
-                      make_cpu_backend};
+  return BackendEntry{"cpu", "host CPU with OpenMP threads", probe_cpu, make_cpu_backend};
 }
 
 }  // namespace

@@ -18,12 +18,15 @@ struct CommandResult {
 
 enum class Capture { kStdout, kStdoutAndStderr, kStderr };
 
-// `args` must already be shell-quoted. A binary killed by a signal fails the current test.
-inline CommandResult run_baton(const std::string& args, Capture capture = Capture::kStdout) {
+// `args` must already be shell-quoted; `environment` ("NAME=value ...") prefixes the command. A
+// binary killed by a signal fails the current test.
+inline CommandResult run_baton(const std::string& args, Capture capture = Capture::kStdout,
+                               const std::string& environment = "") {
   const char* redirect = capture == Capture::kStdout            ? " 2>/dev/null"
                          : capture == Capture::kStdoutAndStderr ? " 2>&1"
                                                                 : " 2>&1 >/dev/null";
-  const std::string cmd = std::string(BATON_BINARY_DIR) + "/bin/baton " + args + redirect;
+  const std::string cmd =
+      environment + " " + std::string(BATON_BINARY_DIR) + "/bin/baton " + args + redirect;
   FILE* pipe = popen(cmd.c_str(), "r");
   std::string out;
   std::array<char, 4096> buf;

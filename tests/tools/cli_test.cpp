@@ -11,9 +11,12 @@ namespace {
 
 using baton::testing::CommandResult;
 
-CommandResult baton(const std::string& args, bool merge_stderr = false) {
-  return baton::testing::run_baton(args, merge_stderr ? baton::testing::Capture::kStdoutAndStderr
-                                                      : baton::testing::Capture::kStdout);
+CommandResult baton(const std::string& args, bool merge_stderr = false,
+                    const std::string& environment = "") {
+  return baton::testing::run_baton(
+      args,
+      merge_stderr ? baton::testing::Capture::kStdoutAndStderr : baton::testing::Capture::kStdout,
+      environment);
 }
 
 std::string model_arg() {
@@ -72,6 +75,15 @@ TEST(Cli, BackendsListsCpuAsUsable) {
   const CommandResult r = baton("backends");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("cpu      usable"), std::string::npos) << r.out;
+}
+
+TEST(Cli, BackendsNamesTheKernelLevelAndRejectsAnIsaTheCpuLacks) {
+  EXPECT_NE(baton("backends").out.find(" kernels"), std::string::npos);
+  const CommandResult r = baton("backends", false, "BATON_CPU_ISA=avx1024");
+  EXPECT_NE(r.out.find("cpu      unusable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("BATON_CPU_ISA='avx1024' is not one of generic, avx2, avx512"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(Cli, UnknownBackendFailsWithTheAvailableList) {
