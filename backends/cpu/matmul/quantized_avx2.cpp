@@ -10,18 +10,13 @@
 #include <algorithm>
 
 #include "backends/cpu/matmul/quantized.h"
+#include "backends/cpu/simd/simd_avx2.h"
 
 namespace baton::cpu::avx2 {
 namespace {
 
 constexpr int kW = 2;     // weight rows per tile
 constexpr int kMaxX = 4;  // x rows per tile
-
-inline float hsum(__m256 v) {
-  __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
-}
 
 inline int32_t hsum(__m256i v) {
   __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -71,7 +66,7 @@ void tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& 
     }
   }
   for (int i = 0; i < kX; ++i) {
-    for (int j = 0; j < kWr; ++j) out[(x0 + i) * m + j0 + j] = hsum(acc[i][j]);
+    for (int j = 0; j < kWr; ++j) out[(x0 + i) * m + j0 + j] = SimdAvx2::reduce_add(acc[i][j]);
   }
 }
 
