@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
       {"synth", baton::cli::add_synth_command(app)},
       {"bench", baton::cli::add_bench_command(app)},
       {"batch", baton::cli::add_batch_command(app)},
+      {"serve", baton::cli::add_serve_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -251,7 +251,8 @@ Action add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--output-tokens", f->offline.output_tokens, "output tokens (serve-offline)")
       ->capture_default_str();
-  return [f] { return run_bench(*f); };
+  const Action serve = add_bench_serve_command(*cmd);
+  return [f, cmd, serve] { return cmd->got_subcommand("serve") ? serve() : run_bench(*f); };
 }
 
 }  // namespace baton::cli

@@ -1,12 +1,12 @@
 #include "tools/request_json.h"
 
-#include "baton/error.h"
+#include <algorithm>
 
 namespace baton::cli {
 namespace {
 
 [[noreturn]] void bad_field(const std::string& field, const std::string& why) {
-  throw Error(ErrorCategory::kInvalidArgument, "field '" + field + "': " + why);
+  throw FieldError(field, why);
 }
 
 // Sets `out` from body[field] when present; the JSON type must match T.
@@ -20,6 +20,11 @@ void read(const nlohmann::json& body, const std::string& field, T& out) {
                   : std::is_same_v<T, std::string> ? it->is_string()
                                                    : true;
   if (!ok) bad_field(field, "has the wrong type (" + std::string(it->type_name()) + ")");
+  if constexpr (std::is_unsigned_v<T>) {
+    if (it->is_number_integer() && it->template get<int64_t>() < 0 && !it->is_number_unsigned()) {
+      bad_field(field, "must not be negative");
+    }
+  }
   try {
     out = it->get<T>();
   } catch (const nlohmann::json::exception& e) {
@@ -27,36 +32,7 @@ void read(const nlohmann::json& body, const std::string& field, T& out) {
   }
 }
 
-}  // namespace
-
-Request request_from_json(const nlohmann::json& body, const GenerationParams& defaults) {
-  if (!body.is_object()) {
-    throw Error(ErrorCategory::kInvalidArgument, "a request must be a JSON object");
-  }
-  Request r{.params = defaults};
-  if (!body.contains("prompt") || !body["prompt"].is_string()) {
-    bad_field("prompt", "is required and must be a string");
-  }
-  r.prompt = body["prompt"].get<std::string>();
-  GenerationParams& g = r.params;
-  SamplingParams& s = g.sampling;
-  read(body, "max_tokens", g.max_tokens);
-  read(body, "temperature", s.temperature);
-  read(body, "top_k", s.top_k);
-  read(body, "top_p", s.top_p);
-  read(body, "min_p", s.min_p);
-  read(body, "repetition_penalty", s.repetition_penalty);
-  read(body, "presence_penalty", s.presence_penalty);
-  read(body, "frequency_penalty", s.frequency_penalty);
-  read(body, "seed", s.seed);
-  read(body, "ignore_eos", g.ignore_eos);
-  read(body, "priority", r.priority);
-  read(body, "n", g.n);
-  read(body, "best_of", g.best_of);
-  read(body, "logprobs", g.logprobs);
-  read(body, "use_beam_search", g.use_beam_search);
-  read(body, "beam_width", g.beam_width);
-  read(body, "length_penalty", g.length_penalty);
+void read_stops(const nlohmann::json& body, GenerationParams& g) {
   if (const auto it = body.find("stop"); it != body.end() && !it->is_null()) {
     if (it->is_string()) {
       g.stop = {it->get<std::string>()};
@@ -74,9 +50,59 @@ Request request_from_json(const nlohmann::json& body, const GenerationParams& de
     }
     g.stop_token_ids = it->get<std::vector<int32_t>>();
   }
+}
+
+void check_ranges(const GenerationParams& g) {
+  const SamplingParams& s = g.sampling;
   if (g.max_tokens < 0) bad_field("max_tokens", "must not be negative");
   if (s.temperature < 0) bad_field("temperature", "must not be negative");
   if (!(s.top_p > 0 && s.top_p <= 1)) bad_field("top_p", "must be in (0, 1]");
+  if (s.top_k < -1) bad_field("top_k", "must be -1 (off), 0 (off) or positive");
+  if (!(s.min_p >= 0 && s.min_p <= 1)) bad_field("min_p", "must be in [0, 1]");
+  if (!(s.repetition_penalty > 0)) bad_field("repetition_penalty", "must be positive");
+  if (g.n < 1) bad_field("n", "must be at least 1");
+  if (g.best_of != 0 && g.best_of < g.n) bad_field("best_of", "must not be less than n");
+  if (g.use_beam_search && g.beam_width < g.n) bad_field("beam_width", "must not be less than n");
+}
+
+}  // namespace
+
+GenerationParams generation_params_from_json(const nlohmann::json& body,
+                                             const GenerationParams& defaults) {
+  GenerationParams g = defaults;
+  SamplingParams& s = g.sampling;
+  read(body, "max_tokens", g.max_tokens);
+  read(body, "temperature", s.temperature);
+  read(body, "top_k", s.top_k);
+  read(body, "top_p", s.top_p);
+  read(body, "min_p", s.min_p);
+  read(body, "repetition_penalty", s.repetition_penalty);
+  read(body, "presence_penalty", s.presence_penalty);
+  read(body, "frequency_penalty", s.frequency_penalty);
+  read(body, "seed", s.seed);
+  read(body, "ignore_eos", g.ignore_eos);
+  read(body, "n", g.n);
+  read(body, "best_of", g.best_of);
+  read(body, "use_beam_search", g.use_beam_search);
+  read(body, "beam_width", g.beam_width);
+  read(body, "length_penalty", g.length_penalty);
+  read_stops(body, g);
+  check_ranges(g);
+  if (s.top_k < 0) s.top_k = 0;
+  return g;
+}
+
+Request request_from_json(const nlohmann::json& body, const GenerationParams& defaults) {
+  if (!body.is_object()) {
+    throw Error(ErrorCategory::kInvalidArgument, "a request must be a JSON object");
+  }
+  if (!body.contains("prompt") || !body["prompt"].is_string()) {
+    bad_field("prompt", "is required and must be a string");
+  }
+  Request r{.prompt = body["prompt"].get<std::string>(),
+            .params = generation_params_from_json(body, defaults)};
+  read(body, "logprobs", r.params.logprobs);
+  read(body, "priority", r.priority);
   return r;
 }
 

@@ -107,6 +107,7 @@ struct AsyncLLM::Impl {
       }
       StreamEvent event{.request_id = update.id, .index = update.sample};
       event.tokens = update.new_tokens;
+      event.logprobs = update.logprobs;
       it->second.output.apply(update, abort, [&](std::string_view text) {
         event.text += text;
         return true;
@@ -225,6 +226,20 @@ EngineStats AsyncLLM::stats() const {
 
 ModelSummary AsyncLLM::summary() const {
   return impl_->loaded.summary();
+}
+
+std::vector<int32_t> AsyncLLM::tokenize(std::string_view text, bool add_special,
+                                        bool parse_special) const {
+  return impl_->loaded.tokenizer->encode(text, add_special, parse_special);
+}
+
+std::string AsyncLLM::token_text(int32_t token) const {
+  return impl_->loaded.tokenizer->token_to_piece(token, /*render_special=*/true);
+}
+
+ChatPrompt AsyncLLM::chat_prompt(const std::vector<ChatMessage>& messages,
+                                 bool add_generation_prompt) const {
+  return impl_->loaded.chat.format(messages, add_generation_prompt);
 }
 
 }  // namespace baton

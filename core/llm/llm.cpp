@@ -123,6 +123,11 @@ EngineStats LLM::stats() const {
   return engine_stats(impl_->engine, impl_->finished);
 }
 
+ChatPrompt LLM::chat_prompt(const std::vector<ChatMessage>& messages,
+                            bool add_generation_prompt) const {
+  return impl_->loaded.chat.format(messages, add_generation_prompt);
+}
+
 ModelSummary LLM::summary() const {
   return impl_->loaded.summary();
 }

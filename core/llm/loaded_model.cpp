@@ -20,7 +20,8 @@ LoadedModel::LoadedModel(const LLMOptions& options)
           options.backend.empty() ? default_backend_name() : options.backend,
           BackendOptions{.threads = options.threads})),
       model(load_model(file, *backend)),
-      tokenizer(Tokenizer::create(vocabulary_from_gguf(file))) {
+      tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),
+      chat(file, *tokenizer) {
   const ModelConfig& c = model->config();
   if (tokenizer->vocab_size() > c.n_vocab) {
     throw Error(ErrorCategory::kInvalidModel,

@@ -8,6 +8,7 @@
 #include "core/backend.h"
 #include "core/engine/engine.h"
 #include "core/gguf/gguf_file.h"
+#include "core/llm/chat_formatter.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 
@@ -27,6 +28,7 @@ struct LoadedModel {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
+  ChatFormatter chat;
   int32_t context_size = 0;
   EngineConfig engine_config;
 };

@@ -22,7 +22,8 @@ struct StreamEvent {
   // the rank for beam search, whose beams arrive whole at the end.
   int32_t index = 0;
   std::string text;  // new text: complete UTF-8, withholding what may start a stop string
-  std::vector<int32_t> tokens;  // new token ids
+  std::vector<int32_t> tokens;          // new token ids
+  std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked for them
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;  // of the first completion, when finished
   std::optional<GenerationOutput> output;              // when finished without error
@@ -53,6 +54,14 @@ class AsyncLLM {
   void abort(uint64_t id);
   EngineStats stats() const;
   ModelSummary summary() const;
+
+  // Safe from any thread: the tokenizer is immutable once loaded.
+  std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+  // A token as text for display (logprobs): control tokens spelled out, bytes as they are.
+  std::string token_text(int32_t token) const;
+  // The conversation rendered by the model's chat template, and tokenized.
+  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,
+                         bool add_generation_prompt) const;
 
  private:
   struct Impl;

@@ -137,6 +137,20 @@ struct ModelSummary {
   int32_t n_vocab, n_ctx_train, context_size, n_embd, n_layer, n_head, n_head_kv, n_ff;
 };
 
+// One turn of a conversation, as the OpenAI chat API sends it.
+struct ChatMessage {
+  std::string role;  // "system", "user", "assistant", ...
+  std::string content;
+};
+
+// A conversation rendered into the model's prompt format by its chat template (GGUF metadata
+// tokenizer.chat_template), or by Baton's ChatML default when the model has none.
+struct ChatPrompt {
+  std::string text;
+  std::vector<int32_t> tokens;    // special-token text parsed; BOS added unless the text has it
+  bool default_template = false;  // the model had no template of its own
+};
+
 // Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.
 using TextCallback = std::function<bool(std::string_view text)>;
 
@@ -159,6 +173,10 @@ class LLM {
 
   std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;
+  // Throws Error(kInvalidArgument) when the template rejects the conversation (for instance
+  // roles that do not alternate).
+  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,
+                         bool add_generation_prompt) const;
   ModelSummary summary() const;
   EngineStats stats() const;
 

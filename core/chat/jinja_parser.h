@@ -1,0 +1,76 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/chat/jinja_ast.h"
+#include "core/chat/jinja_lexer.h"
+
+namespace baton::jinja {
+
+// Parses a template into statements. Throws baton::Error(kInvalidArgument) naming the line:column
+// of a syntax error and what was expected there. Unknown filters and tests are not syntax errors:
+// they are reported when evaluated, so a template whose unused branches name something Baton
+// lacks still renders.
+Body parse(std::string_view source);
+
+// A recursive-descent parser over the lexer's tokens with Jinja's operator precedence. Statements
+// are parsed in jinja_parser.cpp, expressions in jinja_expr_parser.cpp.
+class Parser {
+ public:
+  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  Body parse_template();
+
+ private:
+  const Token& peek(size_t ahead = 0) const;
+  const Token& next();
+  bool at_operator(std::string_view op) const;
+  bool at_name(std::string_view name) const;
+  bool skip_operator(std::string_view op);
+  bool skip_name(std::string_view name);
+  void expect_operator(std::string_view op);
+  void expect_name(std::string_view name);
+  std::string expect_identifier(std::string_view what);
+  void expect_statement_end();
+  [[noreturn]] void fail(const Token& at, const std::string& expected) const;
+
+  // Parses until a `{% tag %}` whose tag is in end_tags, leaving the tag name as the next token;
+  // opener names the block for the error at the end of the template.
+  Body parse_body(const std::vector<std::string_view>& end_tags, const Token& opener);
+  StmtPtr parse_statement(const std::vector<std::string_view>& end_tags);
+  StmtPtr parse_for(const Token& tag);
+  StmtPtr parse_if(const Token& tag);
+  StmtPtr parse_set(const Token& tag);
+  StmtPtr parse_macro(const Token& tag);
+  StmtPtr parse_call_block(const Token& tag);
+  StmtPtr parse_filter_block(const Token& tag);
+  MacroSignature parse_signature();
+
+  ExprPtr parse_expression(bool with_condition = true);
+  // An expression, or a tuple when commas follow: `{{ a, b }}`, `{% set t = 1, 2 %}`.
+  ExprPtr parse_tuple(bool with_condition);
+  ExprPtr parse_or();
+  ExprPtr parse_and();
+  ExprPtr parse_not();
+  ExprPtr parse_compare();
+  ExprPtr parse_math1();
+  ExprPtr parse_concat();
+  ExprPtr parse_math2();
+  ExprPtr parse_pow();
+  ExprPtr parse_unary(bool with_filter);
+  ExprPtr parse_primary();
+  ExprPtr parse_postfix(ExprPtr node);
+  ExprPtr parse_filters(ExprPtr node);
+  ExprPtr parse_filter(ExprPtr node);
+  ExprPtr parse_test(ExprPtr node);
+  ExprPtr parse_subscript(ExprPtr node);
+  ExprPtr parse_collection(const Token& open);
+  Arguments parse_arguments();
+
+  std::vector<Token> tokens_;
+  size_t pos_ = 0;
+  int loop_depth_ = 0;  // for loops enclosing the current statement, for break/continue
+};
+
+}  // namespace baton::jinja

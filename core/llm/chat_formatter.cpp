@@ -1,0 +1,57 @@
+#include "core/llm/chat_formatter.h"
+
+#include <nlohmann/json.hpp>
+
+#include "baton/error.h"
+#include "core/chat/chat_template.h"
+
+namespace baton {
+namespace {
+
+std::string token_text_or_empty(const Vocabulary& vocabulary, int32_t id) {
+  return id >= 0 && id < static_cast<int32_t>(vocabulary.tokens.size()) ? vocabulary.tokens[id]
+                                                                        : std::string();
+}
+
+}  // namespace
+
+ChatFormatter::ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokenizer)
+    : tokenizer_(tokenizer),
+      bos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.bos())),
+      eos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.eos())) {
+  const std::optional<std::string> source = file.find_string("tokenizer.chat_template");
+  default_template_ = !source.has_value();
+  try {
+    template_ =
+        std::make_unique<ChatTemplate>(source ? *source : std::string(default_chat_template()));
+  } catch (const Error& e) {
+    parse_error_ = e.what();
+  }
+}
+
+ChatFormatter::~ChatFormatter() = default;
+
+ChatPrompt ChatFormatter::format(const std::vector<ChatMessage>& messages,
+                                 bool add_generation_prompt) const {
+  if (!template_) {
+    throw Error(ErrorCategory::kUnsupported,
+                "chat is unavailable: the model's chat template cannot be parsed: " + parse_error_);
+  }
+  // Insertion order, as transformers renders: a template that serializes a message with tojson
+  // writes its keys in the order given.
+  nlohmann::ordered_json turns = nlohmann::ordered_json::array();
+  for (const ChatMessage& m : messages) {
+    turns.push_back({{"role", m.role}, {"content", m.content}});
+  }
+  ChatPrompt prompt{.default_template = default_template_};
+  prompt.text = template_->render_ordered({{"messages", std::move(turns)},
+                                           {"add_generation_prompt", add_generation_prompt},
+                                           {"bos_token", bos_text_},
+                                           {"eos_token", eos_text_}});
+  // Templates that write the BOS themselves must not get a second one from the tokenizer.
+  const bool has_bos = !bos_text_.empty() && prompt.text.starts_with(bos_text_);
+  prompt.tokens = tokenizer_.encode(prompt.text, !has_bos, /*parse_special=*/true);
+  return prompt;
+}
+
+}  // namespace baton

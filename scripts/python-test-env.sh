@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The Python environment the integration tests use: a venv in build/python-venv holding the
+# official `openai` client from the Python package registry. Tests that need it skip, saying
+# so, when it could not be made (for instance with no network).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+venv=build/python-venv
+if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    python3 python3-venv
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  python3 -m venv "$venv" || { echo "python-test-env: cannot create $venv"; exit 0; }
+fi
+if ! "$venv/bin/python" -c 'import openai' 2>/dev/null; then
+  "$venv/bin/pip" install -q 'openai>=1.0,<3' ||
+    echo "python-test-env: could not install openai; the openai client test will skip"
+fi

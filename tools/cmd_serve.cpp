@@ -1,0 +1,63 @@
+#include <pthread.h>
+#include <signal.h>
+
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "tools/commands.h"
+#include "tools/model_flags.h"
+#include "tools/serve/http_server.h"
+
+namespace baton::cli {
+namespace {
+
+// SIGINT and SIGTERM are taken by one thread with sigwait, so the drain runs as ordinary code
+// rather than inside a signal handler; every other thread has them blocked.
+sigset_t shutdown_signals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  return set;
+}
+
+}  // namespace
+
+Action add_serve_command(CLI::App& app) {
+  auto options = std::make_shared<serve::ServeOptions>();
+  CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
+  add_model_flags(*cmd, options->model);
+  cmd->add_option("--host", options->host, "address to listen on")->capture_default_str();
+  cmd->add_option("--port", options->port, "TCP port; 0 picks a free one")->capture_default_str();
+  cmd->add_option("--api-key", options->api_key,
+                  "require \"Authorization: Bearer KEY\" on /v1 and /generate routes");
+  cmd->add_option("--served-model-name", options->served_model_name,
+                  "model id clients use (default: the file name without .gguf)");
+  cmd->add_option("--max-queue", options->max_queue, "requests in flight before new ones get 429")
+      ->capture_default_str();
+  cmd->add_option("--shutdown-timeout", options->shutdown_timeout_seconds,
+                  "seconds SIGTERM/SIGINT waits for requests in flight before aborting them")
+      ->capture_default_str();
+  cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
+      ->capture_default_str();
+  return [options] {
+    const sigset_t signals = shutdown_signals();
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    serve::Server server(*options);
+    std::cerr << "baton serve: model '" << server.model_name() << "' on http://" << options->host
+              << ":" << server.port() << " (Ctrl-C or SIGTERM to stop)" << std::endl;
+    std::jthread signal_waiter([&server, signals] {
+      int signal = 0;
+      sigwait(&signals, &signal);
+      std::cerr << "baton serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                << ", finishing requests in flight" << std::endl;
+      server.shutdown();
+    });
+    server.run();
+    std::cerr << "baton serve: stopped" << std::endl;
+    return 0;
+  };
+}
+
+}  // namespace baton::cli

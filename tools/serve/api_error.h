@@ -1,0 +1,38 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+
+namespace baton::serve {
+
+// A request the server answers with an HTTP error: the status, the OpenAI error type and the
+// request field at fault (empty when no single field is).
+class ApiError : public std::runtime_error {
+ public:
+  ApiError(int status, const std::string& message, std::string param = "",
+           std::string type = "invalid_request_error")
+      : std::runtime_error(message),
+        status_(status),
+        param_(std::move(param)),
+        type_(std::move(type)) {}
+
+  int status() const { return status_; }
+  const std::string& param() const { return param_; }
+  const std::string& type() const { return type_; }
+
+ private:
+  int status_;
+  std::string param_;
+  std::string type_;
+};
+
+// 400: the field `param` is missing, of the wrong type or out of range.
+inline ApiError bad_field(const std::string& param, const std::string& why) {
+  return ApiError(400, "'" + param + "' " + why, param);
+}
+
+// The body OpenAI's API sends with an error: {"error": {"message", "type", "param", "code"}}.
+nlohmann::json openai_error_body(const ApiError& error);
+
+}  // namespace baton::serve

@@ -1,0 +1,193 @@
+#include "baton/error.h"
+#include "tools/serve/api_error.h"
+#include "tools/serve/openai_format.h"
+#include "tools/serve/request_fields.h"
+#include "tools/serve/response_stream.h"
+#include "tools/serve/routes.h"
+
+namespace baton::serve {
+namespace {
+
+constexpr int64_t kMaxTopLogprobs = 20;
+
+// Content is a string, or OpenAI's list of parts of which Baton takes the text ones.
+std::string message_content(const nlohmann::json& content, size_t index) {
+  const std::string field = "messages[" + std::to_string(index) + "].content";
+  if (content.is_null()) return "";
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) throw bad_field(field, "must be a string or an array of parts");
+  std::string text;
+  for (const auto& part : content) {
+    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
+        !part["text"].is_string()) {
+      throw bad_field(field, "may only hold parts of type \"text\" with a string \"text\"");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+std::vector<ChatMessage> read_messages(const nlohmann::json& body) {
+  const auto it = body.find("messages");
+  if (it == body.end() || !it->is_array()) throw bad_field("messages", "must be an array");
+  if (it->empty()) throw bad_field("messages", "must hold at least one message");
+  std::vector<ChatMessage> messages;
+  for (size_t i = 0; i < it->size(); ++i) {
+    const nlohmann::json& m = (*it)[i];
+    const std::string field = "messages[" + std::to_string(i) + "]";
+    if (!m.is_object()) throw bad_field(field, "must be an object");
+    if (!m.contains("role") || !m["role"].is_string() || m["role"].get<std::string>().empty()) {
+      throw bad_field(field + ".role", "must be a non-empty string");
+    }
+    messages.push_back(ChatMessage{
+        .role = m["role"].get<std::string>(),
+        .content = message_content(m.contains("content") ? m["content"] : nlohmann::json(), i)});
+  }
+  return messages;
+}
+
+struct ChatCall {
+  GenerationParams params;
+  int32_t top_logprobs = 0;  // alternatives shown per token when logprobs are on
+  bool stream = false;
+  bool include_usage = false;
+};
+
+ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
+  check_model_name(body, context);
+  // Newer OpenAI clients send max_completion_tokens in place of max_tokens.
+  if (body.contains("max_completion_tokens") && !body.contains("max_tokens")) {
+    body["max_tokens"] = body["max_completion_tokens"];
+  }
+  ChatCall call;
+  call.params = read_generation_params(body, context.context_size);
+  const int64_t top = read_int(body, "top_logprobs", 0);
+  if (top < 0 || top > kMaxTopLogprobs) {
+    throw bad_field("top_logprobs", "must be between 0 and " + std::to_string(kMaxTopLogprobs));
+  }
+  if (read_bool(body, "logprobs", false)) {
+    call.top_logprobs = static_cast<int32_t>(top);
+    call.params.logprobs = std::max<int32_t>(call.top_logprobs, 1);
+  } else if (top > 0) {
+    throw bad_field("top_logprobs", "needs \"logprobs\": true");
+  }
+  call.stream = read_bool(body, "stream", false);
+  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw bad_field("stream_options", "must be an object");
+    call.include_usage = read_bool(*it, "include_usage", false);
+  }
+  if (call.stream && (call.params.use_beam_search || call.params.best_of > call.params.n)) {
+    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
+  }
+  return call;
+}
+
+nlohmann::json envelope(const std::string& id, const char* object, const RouteContext& context) {
+  return {
+      {"id", id}, {"object", object}, {"created", unix_seconds()}, {"model", context.model_name}};
+}
+
+nlohmann::json logprobs_or_null(const ChatCall& call, const std::vector<TokenLogprobs>& tokens,
+                                const RouteContext& context) {
+  return call.params.logprobs > 0 ? chat_logprobs(tokens, context.llm, call.top_logprobs)
+                                  : nlohmann::json();
+}
+
+void answer_whole(const RouteContext& context, const ChatCall& call, RequestGroup& group,
+                  const std::string& id, httplib::Response& response) {
+  const GenerationOutput output = collect_outputs(group, 1).front();
+  nlohmann::json choices = nlohmann::json::array();
+  for (size_t j = 0; j < output.completions.size(); ++j) {
+    const Completion& c = output.completions[j];
+    choices.push_back({{"index", j},
+                       {"message", {{"role", "assistant"}, {"content", c.text}}},
+                       {"logprobs", logprobs_or_null(call, c.logprobs, context)},
+                       {"finish_reason", to_string(c.finish_reason)}});
+  }
+  Usage usage;
+  usage.add(output);
+  nlohmann::json body = envelope(id, "chat.completion", context);
+  body["choices"] = std::move(choices);
+  body["usage"] = usage.to_json();
+  response.set_content(json_text(body), "application/json");
+}
+
+void answer_stream(const RouteContext& context, const ChatCall& call,
+                   std::shared_ptr<RequestGroup> group, const std::string& id,
+                   httplib::Response& response) {
+  auto usage = std::make_shared<Usage>();
+  const auto chunk = [id, &context](size_t index, nlohmann::json delta, nlohmann::json logprobs,
+                                    const char* finish_reason) {
+    nlohmann::json c = envelope(id, "chat.completion.chunk", context);
+    c["choices"] = {
+        {{"index", index},
+         {"delta", std::move(delta)},
+         {"logprobs", std::move(logprobs)},
+         {"finish_reason", finish_reason ? nlohmann::json(finish_reason) : nlohmann::json()}}};
+    return sse_event(c);
+  };
+  // Every choice opens with the assistant role, as OpenAI's stream does.
+  std::string opening;
+  for (int32_t j = 0; j < call.params.n; ++j) {
+    opening += chunk(j, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr);
+  }
+  auto pending_opening = std::make_shared<std::string>(std::move(opening));
+  const auto on_events = [&context, call, usage, chunk, pending_opening](
+                             const std::vector<GroupEvent>& events, const WriteFn& write) {
+    std::string out = std::move(*pending_opening);
+    pending_opening->clear();
+    for (const GroupEvent& e : events) {
+      if (!e.event.text.empty() || !e.event.logprobs.empty()) {
+        out += chunk(e.event.index, {{"content", e.event.text}},
+                     logprobs_or_null(call, e.event.logprobs, context), nullptr);
+      }
+      if (!e.event.error.empty()) {
+        out += sse_event(openai_error_body(ApiError(400, e.event.error)));
+      }
+      if (!e.event.output) continue;
+      usage->add(*e.event.output);
+      for (size_t j = 0; j < e.event.output->completions.size(); ++j) {
+        out += chunk(j, nlohmann::json::object(), nullptr,
+                     to_string(e.event.output->completions[j].finish_reason));
+      }
+    }
+    return write(out);
+  };
+  const auto on_end = [&context, id, usage,
+                       include_usage = call.include_usage](const WriteFn& write) {
+    return write(
+        openai_stream_end(envelope(id, "chat.completion.chunk", context), *usage, include_usage));
+  };
+  stream_events(response, "text/event-stream", std::move(group), on_events, on_end);
+}
+
+}  // namespace
+
+void handle_chat_completions(const RouteContext& context, const httplib::Request& request,
+                             httplib::Response& response) {
+  nlohmann::json body = parse_json_body(request.body);
+  const bool max_tokens_given =
+      (body.contains("max_tokens") && !body["max_tokens"].is_null()) ||
+      (body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null());
+  ChatCall call = read_call(body, context);
+  const std::vector<ChatMessage> messages = read_messages(body);
+  ChatPrompt prompt;
+  try {
+    prompt = context.llm.chat_prompt(messages, read_bool(body, "add_generation_prompt", true));
+  } catch (const Error& e) {
+    throw ApiError(400, e.what(), "messages");
+  }
+  Request r{.params = call.params, .prompt_tokens = std::move(prompt.tokens)};
+  fit_context(r.prompt_tokens, context, "messages", max_tokens_given, r.params);
+  std::vector<Request> requests;
+  requests.push_back(std::move(r));
+  std::shared_ptr<RequestGroup> group = context.engine.submit(std::move(requests));
+  const std::string id = new_response_id("chatcmpl");
+  if (call.stream) {
+    answer_stream(context, call, std::move(group), id, response);
+  } else {
+    answer_whole(context, call, *group, id, response);
+  }
+}
+
+}  // namespace baton::serve

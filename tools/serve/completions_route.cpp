@@ -1,0 +1,203 @@
+#include <map>
+
+#include "tools/serve/api_error.h"
+#include "tools/serve/openai_format.h"
+#include "tools/serve/request_fields.h"
+#include "tools/serve/response_stream.h"
+#include "tools/serve/routes.h"
+
+namespace baton::serve {
+namespace {
+
+constexpr int32_t kDefaultMaxTokens = 16;  // OpenAI's and vLLM's default for completions
+constexpr int64_t kMaxLogprobs = 20;
+
+struct Prompt {
+  std::string text;  // empty for a prompt given as token ids
+  std::vector<int32_t> tokens;
+};
+
+std::vector<int32_t> token_ids(const nlohmann::json& ids, const RouteContext& context) {
+  std::vector<int32_t> tokens;
+  for (const auto& id : ids) {
+    if (!id.is_number_integer() || id.get<int64_t>() < 0 ||
+        id.get<int64_t>() >= context.vocab_size) {
+      throw bad_field("prompt", "holds a token id outside the vocabulary of " +
+                                    std::to_string(context.vocab_size) + " tokens");
+    }
+    tokens.push_back(id.get<int32_t>());
+  }
+  return tokens;
+}
+
+// OpenAI accepts a string, a list of strings, a list of token ids or a list of such lists.
+std::vector<Prompt> read_prompts(const nlohmann::json& body, const RouteContext& context) {
+  const auto it = body.find("prompt");
+  if (it == body.end() || it->is_null()) throw bad_field("prompt", "is required");
+  const auto text_prompt = [&](const std::string& text) {
+    return Prompt{text, context.llm.tokenize(text, /*add_special=*/true, /*parse_special=*/false)};
+  };
+  if (it->is_string()) return {text_prompt(it->get<std::string>())};
+  if (!it->is_array() || it->empty()) {
+    throw bad_field("prompt", "must be a string, a non-empty array of strings, or token ids");
+  }
+  if (it->front().is_number_integer()) return {Prompt{"", token_ids(*it, context)}};
+  std::vector<Prompt> prompts;
+  for (const auto& p : *it) {
+    if (p.is_string()) {
+      prompts.push_back(text_prompt(p.get<std::string>()));
+    } else if (p.is_array() && !p.empty()) {
+      prompts.push_back(Prompt{"", token_ids(p, context)});
+    } else {
+      throw bad_field("prompt", "must be a string, a non-empty array of strings, or token ids");
+    }
+  }
+  return prompts;
+}
+
+struct CompletionCall {
+  std::vector<Prompt> prompts;
+  GenerationParams params;
+  bool stream = false;
+  bool include_usage = false;
+  bool echo = false;
+};
+
+CompletionCall read_call(const nlohmann::json& body, const RouteContext& context) {
+  check_model_name(body, context);
+  CompletionCall call;
+  call.params = read_generation_params(body, kDefaultMaxTokens);
+  const int64_t logprobs = read_int(body, "logprobs", 0);
+  if (logprobs < 0 || logprobs > kMaxLogprobs) {
+    throw bad_field("logprobs", "must be between 0 and " + std::to_string(kMaxLogprobs));
+  }
+  call.params.logprobs = static_cast<int32_t>(logprobs);
+  call.stream = read_bool(body, "stream", false);
+  call.echo = read_bool(body, "echo", false);
+  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw bad_field("stream_options", "must be an object");
+    call.include_usage = read_bool(*it, "include_usage", false);
+  }
+  if (const auto it = body.find("suffix"); it != body.end() && !it->is_null()) {
+    throw bad_field("suffix", "is not supported");
+  }
+  if (call.stream && (call.params.use_beam_search || call.params.best_of > call.params.n)) {
+    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
+  }
+  call.prompts = read_prompts(body, context);
+  return call;
+}
+
+nlohmann::json envelope(const std::string& id, const RouteContext& context) {
+  return {{"id", id},
+          {"object", "text_completion"},
+          {"created", unix_seconds()},
+          {"model", context.model_name}};
+}
+
+void answer_whole(const RouteContext& context, const CompletionCall& call, RequestGroup& group,
+                  const std::string& id, httplib::Response& response) {
+  const std::vector<GenerationOutput> outputs = collect_outputs(group, call.prompts.size());
+  nlohmann::json choices = nlohmann::json::array();
+  Usage usage;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    usage.add(outputs[i]);
+    const std::string& prefix = call.echo ? call.prompts[i].text : std::string();
+    for (size_t j = 0; j < outputs[i].completions.size(); ++j) {
+      const Completion& c = outputs[i].completions[j];
+      choices.push_back(
+          {{"index", i * call.params.n + j},
+           {"text", prefix + c.text},
+           {"logprobs", call.params.logprobs > 0
+                            ? completion_logprobs(c.logprobs, context.llm, prefix.size())
+                            : nlohmann::json()},
+           {"finish_reason", to_string(c.finish_reason)}});
+    }
+  }
+  nlohmann::json body = envelope(id, context);
+  body["choices"] = std::move(choices);
+  body["usage"] = usage.to_json();
+  response.set_content(json_text(body), "application/json");
+}
+
+// What a streamed completion has sent so far, per choice.
+struct StreamState {
+  std::map<size_t, size_t> text_sent;  // bytes of text per choice index, for text_offset
+  Usage usage;
+};
+
+void answer_stream(const RouteContext& context, const CompletionCall& call,
+                   std::shared_ptr<RequestGroup> group, const std::string& id,
+                   httplib::Response& response) {
+  auto state = std::make_shared<StreamState>();
+  const auto chunk = [id, &context](size_t index, const std::string& text,
+                                    const nlohmann::json& logprobs, const char* finish_reason) {
+    nlohmann::json c = envelope(id, context);
+    c["choices"] = {
+        {{"index", index},
+         {"text", text},
+         {"logprobs", logprobs},
+         {"finish_reason", finish_reason ? nlohmann::json(finish_reason) : nlohmann::json()}}};
+    return sse_event(c);
+  };
+  const auto on_events = [&context, call, state, chunk](const std::vector<GroupEvent>& events,
+                                                        const WriteFn& write) {
+    std::string out;
+    for (const GroupEvent& e : events) {
+      const size_t base = e.request * call.params.n;
+      const size_t index = base + e.event.index;
+      if (!state->text_sent.contains(index) && call.echo) {
+        out += chunk(index, call.prompts[e.request].text, nullptr, nullptr);
+        state->text_sent[index] = call.prompts[e.request].text.size();
+      }
+      if (!e.event.text.empty() || !e.event.tokens.empty()) {
+        size_t& sent = state->text_sent[index];
+        out += chunk(index, e.event.text,
+                     call.params.logprobs > 0
+                         ? completion_logprobs(e.event.logprobs, context.llm, sent)
+                         : nlohmann::json(),
+                     nullptr);
+        sent += e.event.text.size();
+      }
+      if (!e.event.error.empty()) {
+        out += sse_event(openai_error_body(ApiError(400, e.event.error)));
+      }
+      if (!e.event.output) continue;
+      state->usage.add(*e.event.output);
+      for (size_t j = 0; j < e.event.output->completions.size(); ++j) {
+        out +=
+            chunk(base + j, "", nullptr, to_string(e.event.output->completions[j].finish_reason));
+      }
+    }
+    return write(out);
+  };
+  const auto on_end = [&context, id, state,
+                       include_usage = call.include_usage](const WriteFn& write) {
+    return write(openai_stream_end(envelope(id, context), state->usage, include_usage));
+  };
+  stream_events(response, "text/event-stream", std::move(group), on_events, on_end);
+}
+
+}  // namespace
+
+void handle_completions(const RouteContext& context, const httplib::Request& request,
+                        httplib::Response& response) {
+  const nlohmann::json body = parse_json_body(request.body);
+  CompletionCall call = read_call(body, context);
+  const bool max_tokens_given = body.contains("max_tokens") && !body["max_tokens"].is_null();
+  std::vector<Request> requests;
+  for (const Prompt& prompt : call.prompts) {
+    Request r{.params = call.params, .prompt_tokens = prompt.tokens};
+    fit_context(prompt.tokens, context, "prompt", max_tokens_given, r.params);
+    requests.push_back(std::move(r));
+  }
+  std::shared_ptr<RequestGroup> group = context.engine.submit(std::move(requests));
+  const std::string id = new_response_id("cmpl");
+  if (call.stream) {
+    answer_stream(context, call, std::move(group), id, response);
+  } else {
+    answer_whole(context, call, *group, id, response);
+  }
+}
+
+}  // namespace baton::serve

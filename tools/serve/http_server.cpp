@@ -1,0 +1,186 @@
+#include "tools/serve/http_server.h"
+
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <iostream>
+
+#include "baton/error.h"
+#include "tools/serve/api_error.h"
+#include "tools/serve/openai_format.h"
+#include "tools/serve/routes.h"
+
+namespace baton::serve {
+namespace {
+
+using RouteFn = void (*)(const RouteContext&, const httplib::Request&, httplib::Response&);
+
+// Threads beyond the queue limit answer the requests that are refused with 429.
+constexpr int32_t kSpareHttpThreads = 16;
+// After the abort at the end of a drain, how long aborted requests get to send their last bytes.
+constexpr std::chrono::seconds kAbortGrace{5};
+
+void write_error(httplib::Response& response, const ApiError& error) {
+  response.status = error.status();
+  if (error.status() == 429 || error.status() == 503) response.set_header("Retry-After", "1");
+  response.set_content(json_text(openai_error_body(error)), "application/json");
+}
+
+bool needs_key(const std::string& path) {
+  return path.starts_with("/v1/") || path.starts_with("/generate");
+}
+
+std::string default_model_name(const std::string& path) {
+  std::filesystem::path p(path);
+  return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
+}
+
+}  // namespace
+
+Server::Server(const ServeOptions& options)
+    : options_(options),
+      llm_(std::make_unique<AsyncLLM>(options.model)),
+      engine_(std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_)) {
+  if (options.max_queue < 1) {
+    throw Error(ErrorCategory::kInvalidArgument, "--max-queue must be at least 1");
+  }
+  const ModelSummary summary = llm_->summary();
+  context_ = std::make_unique<RouteContext>(RouteContext{
+      .llm = *llm_,
+      .engine = *engine_,
+      .metrics = metrics_,
+      .model_name = options.served_model_name.empty() ? default_model_name(options.model.model)
+                                                      : options.served_model_name,
+      .context_size = summary.context_size,
+      .vocab_size = summary.n_vocab});
+  // Every HTTP call holds a pool thread for its whole generation, so the pool must hold the
+  // queue limit; httplib takes ownership of the pool it is handed.
+  const size_t threads = static_cast<size_t>(options.max_queue) + kSpareHttpThreads;
+  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  http_.set_payload_max_length(options.max_body_bytes);
+  // Streamed tokens are small writes; Nagle's algorithm would hold each for the client's ACK.
+  http_.set_tcp_nodelay(true);
+  add_routes();
+  int listen_socket = -1;
+  http_.set_socket_options([&listen_socket](int socket) {
+    const int yes = 1;
+    setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    listen_socket = socket;
+  });
+  port_ = options.port == 0 ? http_.bind_to_any_port(options.host)
+                            : (http_.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port_ <= 0) {
+    throw Error(ErrorCategory::kIo, "cannot listen on " + options.host + ":" +
+                                        std::to_string(options.port) +
+                                        " (address in use or not available)");
+  }
+  // httplib listens with a backlog of 5, so a burst of clients connecting at once overflows the
+  // accept queue and some of them fail; listen() again on the bound socket raises the backlog.
+  ::listen(listen_socket, SOMAXCONN);
+}
+
+Server::~Server() {
+  shutdown();
+  // The engine's last callbacks reach engine_ and metrics_, so it goes first.
+  llm_.reset();
+}
+
+void Server::run() {
+  http_.listen_after_bind();
+}
+
+void Server::shutdown() {
+  std::call_once(shutdown_once_, [this] {
+    draining_ = true;
+    engine_->stop_accepting();
+    const auto deadline = std::chrono::steady_clock::now() +
+                          std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                              std::chrono::duration<double>(options_.shutdown_timeout_seconds));
+    if (!engine_->wait_until_idle(deadline)) {
+      std::cerr << "baton serve: aborting " << engine_->in_flight()
+                << " requests still in flight after the shutdown timeout\n";
+      const auto grace_end = std::chrono::steady_clock::now() + kAbortGrace;
+      do {
+        engine_->abort_all();
+      } while (!engine_->wait_until_idle(std::min(
+                   grace_end, std::chrono::steady_clock::now() + std::chrono::milliseconds(100))) &&
+               std::chrono::steady_clock::now() < grace_end);
+    }
+    http_.stop();
+  });
+}
+
+bool Server::authorized(const httplib::Request& request) const {
+  if (options_.api_key.empty() || !needs_key(request.path)) return true;
+  return request.get_header_value("Authorization") == "Bearer " + options_.api_key;
+}
+
+void Server::add_routes() {
+  const auto route = [this](RouteFn fn) {
+    return [this, fn](const httplib::Request& request, httplib::Response& response) {
+      try {
+        fn(*context_, request, response);
+      } catch (const ApiError& e) {
+        write_error(response, e);
+      } catch (const Error& e) {
+        const bool caller_fault = e.category() == ErrorCategory::kInvalidArgument;
+        write_error(response, ApiError(caller_fault ? 400 : 500, e.what(), "",
+                                       caller_fault ? "invalid_request_error" : "server_error"));
+      } catch (const std::exception& e) {
+        write_error(response, ApiError(500, e.what(), "", "server_error"));
+      }
+    };
+  };
+  http_.set_pre_routing_handler(
+      [this](const httplib::Request& request, httplib::Response& response) {
+        if (!authorized(request)) {
+          write_error(response, ApiError(401, "a valid API key is required (Authorization: Bearer)",
+                                         "", "authentication_error"));
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        if (draining_ && needs_key(request.path)) {
+          write_error(response, ApiError(503, "the server is shutting down", "", "server_error"));
+          return httplib::Server::HandlerResponse::Handled;
+        }
+        return httplib::Server::HandlerResponse::Unhandled;
+      });
+  // httplib's own errors (no such route, body too large) get an OpenAI-style body too.
+  http_.set_error_handler(httplib::Server::HandlerWithResponse(
+      [](const httplib::Request& request, httplib::Response& response) {
+        if (!response.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+        const std::string message = response.status == 404 ? "no route for " + request.path
+                                    : response.status == 413
+                                        ? "the request body is too large"
+                                        : "HTTP error " + std::to_string(response.status);
+        write_error(response, ApiError(response.status, message));
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  http_.set_logger([this](const httplib::Request&, const httplib::Response& response) {
+    metrics_.count_response(response.status);
+  });
+
+  http_.Post("/v1/completions", route(handle_completions));
+  http_.Post("/v1/chat/completions", route(handle_chat_completions));
+  http_.Post("/generate", route(handle_generate));
+  http_.Post("/generate_stream", route(handle_generate_stream));
+  http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
+    const nlohmann::json model = {{"id", context_->model_name},
+                                  {"object", "model"},
+                                  {"created", unix_seconds()},
+                                  {"owned_by", "baton"},
+                                  {"max_model_len", context_->context_size}};
+    response.set_content(json_text({{"object", "list"}, {"data", {model}}}), "application/json");
+  });
+  http_.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
+    response.status = draining_ ? 503 : 200;
+    response.set_content(draining_ ? "{\"status\":\"shutting down\"}" : "{\"status\":\"ok\"}",
+                         "application/json");
+  });
+  http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
+    response.set_content(metrics_.render(llm_->stats(), engine_->in_flight()),
+                         "text/plain; version=0.0.4");
+  });
+}
+
+}  // namespace baton::serve

@@ -1,0 +1,78 @@
+#include "tools/serve/request_fields.h"
+
+#include "tools/request_json.h"
+#include "tools/serve/api_error.h"
+
+namespace baton::serve {
+
+nlohmann::json parse_json_body(const std::string& body) {
+  nlohmann::json json;
+  try {
+    json = nlohmann::json::parse(body);
+  } catch (const nlohmann::json::parse_error& e) {
+    throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
+  }
+  if (!json.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  return json;
+}
+
+void check_model_name(const nlohmann::json& body, const RouteContext& context) {
+  const auto it = body.find("model");
+  if (it == body.end() || it->is_null()) return;
+  if (!it->is_string()) throw bad_field("model", "must be a string");
+  if (it->get<std::string>() != context.model_name) {
+    throw ApiError(400,
+                   "the model '" + it->get<std::string>() +
+                       "' does not exist; this server serves '" + context.model_name + "'",
+                   "model", "model_not_found");
+  }
+}
+
+GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens) {
+  GenerationParams defaults{.max_tokens = default_max_tokens};
+  defaults.sampling = SamplingParams{.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0};
+  try {
+    return cli::generation_params_from_json(body, defaults);
+  } catch (const cli::FieldError& e) {
+    throw ApiError(400, e.what(), e.field());
+  }
+}
+
+bool read_bool(const nlohmann::json& body, const char* field, bool fallback) {
+  const auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_boolean()) throw bad_field(field, "must be a boolean");
+  return it->get<bool>();
+}
+
+int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback) {
+  const auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return fallback;
+  if (!it->is_number_integer()) throw bad_field(field, "must be an integer");
+  return it->get<int64_t>();
+}
+
+void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,
+                 const char* prompt_field, bool max_tokens_given, GenerationParams& params) {
+  const auto prompt_tokens = static_cast<int64_t>(prompt.size());
+  const int64_t room = context.context_size - prompt_tokens;
+  if (room <= 0) {
+    throw ApiError(400,
+                   "this model's context holds " + std::to_string(context.context_size) +
+                       " tokens, but the " + prompt_field + " has " + std::to_string(prompt_tokens),
+                   prompt_field);
+  }
+  if (params.max_tokens <= room) return;
+  if (!max_tokens_given) {
+    params.max_tokens = static_cast<int32_t>(room);
+    return;
+  }
+  throw ApiError(400,
+                 "this model's context holds " + std::to_string(context.context_size) +
+                     " tokens, but " + std::to_string(prompt_tokens) + " are in the " +
+                     prompt_field + " and max_tokens asks for " +
+                     std::to_string(params.max_tokens) + " more",
+                 "max_tokens");
+}
+
+}  // namespace baton::serve

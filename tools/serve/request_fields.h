@@ -1,0 +1,32 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "baton/llm.h"
+#include "tools/serve/route_context.h"
+
+namespace baton::serve {
+
+// The request body as JSON; malformed JSON or a non-object is ApiError 400.
+nlohmann::json parse_json_body(const std::string& body);
+
+// A "model" field, when present, must name the served model.
+void check_model_name(const nlohmann::json& body, const RouteContext& context);
+
+// OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p) under the sampling and stopping
+// fields every API shares; a bad field is ApiError 400 naming it.
+GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens);
+
+// body[field] as T when present and of T's JSON type, else `fallback`; a wrong type is 400.
+bool read_bool(const nlohmann::json& body, const char* field, bool fallback);
+int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback);
+
+// The prompt tokens of one request, checked against the context: a prompt that fills it is 400
+// on `prompt_field`; max_tokens beyond the room left is 400 on max_tokens unless
+// `max_tokens_given` is false, in which case it shrinks to fit.
+void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,
+                 const char* prompt_field, bool max_tokens_given, GenerationParams& params);
+
+}  // namespace baton::serve

@@ -1,0 +1,136 @@
+#include "tools/serve/server_metrics.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+
+namespace baton::serve {
+namespace {
+
+const std::vector<double> kLatencyBuckets = {0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75,
+                                             1.0,   2.5,  5.0,   7.5,  10,    20,  40,   80,  160};
+const std::vector<double> kPerTokenBuckets = {0.001, 0.0025, 0.005, 0.01,  0.015, 0.02,
+                                              0.03,  0.04,   0.05,  0.075, 0.1,   0.15,
+                                              0.2,   0.3,    0.5,   0.75,  1.0,   2.5};
+const std::vector<double> kTokenCountBuckets = {1,   8,   16,   32,   64,   128,
+                                                256, 512, 1024, 2048, 4096, 8192};
+
+// Shortest text that reads back as the same double, as Prometheus clients print values.
+std::string number(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.17g", v);
+  for (int precision = 1; precision < 17; ++precision) {
+    char shorter[32];
+    std::snprintf(shorter, sizeof(shorter), "%.*g", precision, v);
+    if (std::strtod(shorter, nullptr) == v) return shorter;
+  }
+  return text;
+}
+
+void metric_header(std::string& out, const std::string& name, const char* type, const char* help) {
+  out += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+void sample(std::string& out, const std::string& name, double value,
+            const std::string& labels = "") {
+  out += name + (labels.empty() ? "" : "{" + labels + "}") + " " + number(value) + "\n";
+}
+
+}  // namespace
+
+Histogram::Histogram(std::vector<double> bounds)
+    : bounds_(std::move(bounds)), counts_(bounds_.size() + 1, 0) {}
+
+void Histogram::observe(double value) {
+  const auto bucket = std::lower_bound(bounds_.begin(), bounds_.end(), value) - bounds_.begin();
+  ++counts_[bucket];
+  sum_ += value;
+  ++count_;
+}
+
+void Histogram::render(std::string& out, const std::string& name) const {
+  uint64_t cumulative = 0;
+  for (size_t i = 0; i < bounds_.size(); ++i) {
+    cumulative += counts_[i];
+    out += name + "_bucket{le=\"" + number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+  }
+  out += name + "_bucket{le=\"+Inf\"} " + std::to_string(count_) + "\n";
+  out += name + "_sum " + number(sum_) + "\n";
+  out += name + "_count " + std::to_string(count_) + "\n";
+}
+
+ServerMetrics::ServerMetrics()
+    : ttft_(kLatencyBuckets),
+      tpot_(kPerTokenBuckets),
+      e2e_(kLatencyBuckets),
+      queue_(kLatencyBuckets),
+      prompt_tokens_(kTokenCountBuckets),
+      output_tokens_(kTokenCountBuckets) {}
+
+void ServerMetrics::observe(const StreamEvent& final_event) {
+  if (!final_event.output) return;
+  const RequestMetrics& m = final_event.output->metrics;
+  std::lock_guard lock(mutex_);
+  queue_.observe(m.queue_seconds);
+  if (m.output_tokens > 0) ttft_.observe(m.ttft_seconds);
+  if (m.output_tokens > 1) tpot_.observe(m.tpot_seconds);
+  e2e_.observe(m.e2e_seconds);
+  prompt_tokens_.observe(m.prompt_tokens);
+  output_tokens_.observe(m.output_tokens);
+}
+
+void ServerMetrics::count_response(int status) {
+  std::lock_guard lock(mutex_);
+  ++responses_by_status_[status];
+}
+
+std::string ServerMetrics::render(const EngineStats& s, int32_t in_flight) const {
+  std::string out;
+  const auto gauge = [&](const std::string& name, const char* help, double value) {
+    metric_header(out, name, "gauge", help);
+    sample(out, name, value);
+  };
+  const auto counter = [&](const std::string& name, const char* help, double value) {
+    metric_header(out, name, "counter", help);
+    sample(out, name, value);
+  };
+  gauge("baton_num_requests_running", "Sequences being computed by the engine.", s.running);
+  gauge("baton_num_requests_waiting", "Sequences waiting for admission or recompute.", s.waiting);
+  gauge("baton_num_requests_in_flight", "HTTP-submitted requests not yet finished.", in_flight);
+  gauge("baton_kv_cache_usage_ratio", "Fraction of KV-cache blocks held by live sequences.",
+        s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
+  gauge("baton_kv_cache_blocks_total", "KV-cache blocks in the pool.", s.kv_blocks_total);
+  gauge("baton_prefix_cache_hit_rate", "Prompt tokens served by the prefix cache / looked up.",
+        s.prefix_cache_hit_rate);
+  counter("baton_prompt_tokens_total", "Prompt tokens of accepted requests.", s.prompt_tokens);
+  counter("baton_generation_tokens_total", "Tokens generated.", s.generated_tokens);
+  counter("baton_computed_tokens_total", "Tokens run through the model.", s.computed_tokens);
+  counter("baton_engine_steps_total", "Engine steps.", s.steps);
+  counter("baton_preemptions_total", "Sequences preempted for lack of KV blocks.", s.preemptions);
+  metric_header(out, "baton_request_success_total", "counter",
+                "Finished requests by finish reason.");
+  sample(out, "baton_request_success_total", s.finished_stop, "finished_reason=\"stop\"");
+  sample(out, "baton_request_success_total", s.finished_length, "finished_reason=\"length\"");
+  sample(out, "baton_request_success_total", s.finished_aborted, "finished_reason=\"abort\"");
+  counter("baton_request_failure_total", "Requests the engine rejected.", s.failed);
+
+  std::lock_guard lock(mutex_);
+  metric_header(out, "baton_http_responses_total", "counter", "HTTP responses by status code.");
+  for (const auto& [status, count] : responses_by_status_) {
+    sample(out, "baton_http_responses_total", count, "code=\"" + std::to_string(status) + "\"");
+  }
+  const auto histogram = [&](const std::string& name, const char* help, const Histogram& h) {
+    metric_header(out, name, "histogram", help);
+    h.render(out, name);
+  };
+  histogram("baton_time_to_first_token_seconds", "Time to first token.", ttft_);
+  histogram("baton_time_per_output_token_seconds", "Mean time per output token after the first.",
+            tpot_);
+  histogram("baton_e2e_request_latency_seconds", "End-to-end request latency.", e2e_);
+  histogram("baton_request_queue_time_seconds", "Time waiting before the first schedule.", queue_);
+  histogram("baton_request_prompt_tokens", "Prompt tokens per request.", prompt_tokens_);
+  histogram("baton_request_generation_tokens", "Generated tokens per request.", output_tokens_);
+  return out;
+}
+
+}  // namespace baton::serve

@@ -1,0 +1,48 @@
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "baton/async_llm.h"
+
+namespace baton::serve {
+
+// A Prometheus histogram: cumulative counts of observations at or under each bucket bound.
+class Histogram {
+ public:
+  explicit Histogram(std::vector<double> bounds);
+  void observe(double value);
+  // The _bucket, _sum and _count lines of `name`.
+  void render(std::string& out, const std::string& name) const;
+
+ private:
+  std::vector<double> bounds_;
+  std::vector<uint64_t> counts_;  // per bucket, not cumulative; the last is +Inf
+  double sum_ = 0;
+  uint64_t count_ = 0;
+};
+
+// What /metrics reports: latency histograms of finished requests, HTTP answers by status, and
+// the engine's counters and gauges at the time of the scrape. Thread-safe.
+class ServerMetrics {
+ public:
+  ServerMetrics();
+
+  // Takes a request's final event: its timings when it finished with an output.
+  void observe(const StreamEvent& final_event);
+  void count_response(int status);
+  // The Prometheus text exposition (format 0.0.4).
+  std::string render(const EngineStats& stats, int32_t in_flight) const;
+
+ private:
+  mutable std::mutex mutex_;
+  Histogram ttft_, tpot_, e2e_, queue_;
+  Histogram prompt_tokens_, output_tokens_;
+  std::map<int, uint64_t> responses_by_status_;
+};
+
+}  // namespace baton::serve
