@@ -1,8 +1,10 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <atomic>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <thread>
 
 #include "tools/commands.h"
@@ -47,14 +49,28 @@ Action add_serve_command(CLI::App& app) {
     serve::Server server(*options);
     std::cerr << "baton serve: model '" << server.model_name() << "' on http://" << options->host
               << ":" << server.port() << " (Ctrl-C or SIGTERM to stop)" << std::endl;
-    std::jthread signal_waiter([&server, signals] {
-      int signal = 0;
-      sigwait(&signals, &signal);
-      std::cerr << "baton serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
-                << ", finishing requests in flight" << std::endl;
-      server.shutdown();
+    std::atomic<bool> stopped{false};
+    std::jthread signal_waiter([&server, &stopped, signals] {
+      std::optional<std::jthread> drain;
+      for (int signal = 0; sigwait(&signals, &signal) == 0 && !stopped;) {
+        if (!drain) {
+          std::cerr << "baton serve: " << (signal == SIGINT ? "SIGINT" : "SIGTERM")
+                    << ", finishing requests in flight (again to abort them)" << std::endl;
+          drain.emplace([&server] { server.shutdown(); });
+        } else {
+          std::cerr << "baton serve: aborting requests in flight" << std::endl;
+          server.abort_in_flight();
+        }
+      }
     });
-    server.run();
+    const bool served = server.run();
+    stopped = true;
+    pthread_kill(signal_waiter.native_handle(), SIGTERM);  // ends its sigwait
+    if (!served) {
+      std::cerr << "error: listening on " << options->host << ":" << server.port() << " failed"
+                << std::endl;
+      return 1;
+    }
     std::cerr << "baton serve: stopped" << std::endl;
     return 0;
   };

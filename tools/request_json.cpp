@@ -1,9 +1,14 @@
 #include "tools/request_json.h"
 
 #include <algorithm>
+#include <limits>
+#include <utility>
 
 namespace baton::cli {
 namespace {
+
+// Completions per request at most: each is a sequence in the engine and holds KV blocks.
+constexpr int32_t kMaxCompletions = 64;
 
 [[noreturn]] void bad_field(const std::string& field, const std::string& why) {
   throw FieldError(field, why);
@@ -20,10 +25,12 @@ void read(const nlohmann::json& body, const std::string& field, T& out) {
                   : std::is_same_v<T, std::string> ? it->is_string()
                                                    : true;
   if (!ok) bad_field(field, "has the wrong type (" + std::string(it->type_name()) + ")");
-  if constexpr (std::is_unsigned_v<T>) {
-    if (it->is_number_integer() && it->template get<int64_t>() < 0 && !it->is_number_unsigned()) {
-      bad_field(field, "must not be negative");
-    }
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // nlohmann's get<T> wraps an integer that does not fit T; refuse it instead.
+    const bool fits = it->is_number_unsigned() ? std::cmp_less_equal(it->template get<uint64_t>(),
+                                                                     std::numeric_limits<T>::max())
+                                               : std::in_range<T>(it->template get<int64_t>());
+    if (!fits) bad_field(field, "is out of range");
   }
   try {
     out = it->get<T>();
@@ -60,7 +67,15 @@ void check_ranges(const GenerationParams& g) {
   if (s.top_k < -1) bad_field("top_k", "must be -1 (off), 0 (off) or positive");
   if (!(s.min_p >= 0 && s.min_p <= 1)) bad_field("min_p", "must be in [0, 1]");
   if (!(s.repetition_penalty > 0)) bad_field("repetition_penalty", "must be positive");
-  if (g.n < 1) bad_field("n", "must be at least 1");
+  if (g.n < 1 || g.n > kMaxCompletions) {
+    bad_field("n", "must be between 1 and " + std::to_string(kMaxCompletions));
+  }
+  if (g.best_of > kMaxCompletions) {
+    bad_field("best_of", "must be at most " + std::to_string(kMaxCompletions));
+  }
+  if (g.use_beam_search && g.beam_width > kMaxCompletions) {
+    bad_field("beam_width", "must be at most " + std::to_string(kMaxCompletions));
+  }
   if (g.best_of != 0 && g.best_of < g.n) bad_field("best_of", "must not be less than n");
   if (g.use_beam_search && g.beam_width < g.n) bad_field("beam_width", "must not be less than n");
 }

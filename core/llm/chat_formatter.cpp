@@ -20,7 +20,6 @@ ChatFormatter::ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokeni
       bos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.bos())),
       eos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.eos())) {
   const std::optional<std::string> source = file.find_string("tokenizer.chat_template");
-  default_template_ = !source.has_value();
   try {
     template_ =
         std::make_unique<ChatTemplate>(source ? *source : std::string(default_chat_template()));
@@ -43,7 +42,7 @@ ChatPrompt ChatFormatter::format(const std::vector<ChatMessage>& messages,
   for (const ChatMessage& m : messages) {
     turns.push_back({{"role", m.role}, {"content", m.content}});
   }
-  ChatPrompt prompt{.default_template = default_template_};
+  ChatPrompt prompt;
   prompt.text = template_->render_ordered({{"messages", std::move(turns)},
                                            {"add_generation_prompt", add_generation_prompt},
                                            {"bos_token", bos_text_},

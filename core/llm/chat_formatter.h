@@ -26,7 +26,6 @@ class ChatFormatter {
   const Tokenizer& tokenizer_;
   std::unique_ptr<ChatTemplate> template_;
   std::string parse_error_;
-  bool default_template_ = false;
   std::string bos_text_, eos_text_;
 };
 

@@ -147,8 +147,7 @@ struct ChatMessage {
 // tokenizer.chat_template), or by Baton's ChatML default when the model has none.
 struct ChatPrompt {
   std::string text;
-  std::vector<int32_t> tokens;    // special-token text parsed; BOS added unless the text has it
-  bool default_template = false;  // the model had no template of its own
+  std::vector<int32_t> tokens;  // special-token text parsed; BOS added unless the text has it
 };
 
 // Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.

@@ -105,7 +105,9 @@ class TinyModelBeamSearch : public ::testing::Test {
       EXPECT_NEAR(c.cumulative_logprob, expected[i].cumulative, 1e-3) << "beam " << i;
       const double score =
           c.cumulative_logprob / std::pow(double(c.tokens.size()), p.length_penalty);
-      if (i > 0) EXPECT_LE(score, previous + 1e-9) << "beams must come best first";
+      if (i > 0) {
+        EXPECT_LE(score, previous + 1e-9) << "beams must come best first";
+      }
       previous = score;
     }
     EXPECT_EQ(out.tokens, out.completions.front().tokens);

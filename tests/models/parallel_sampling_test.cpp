@@ -125,8 +125,12 @@ TEST_F(ParallelSampling, LogprobsDescribeTheModelDistribution) {
       double mass = 0;
       for (size_t k = 0; k < t.top.size(); ++k) {
         EXPECT_LE(t.top[k].logprob, 0.0f);
-        if (k > 0) EXPECT_LE(t.top[k].logprob, t.top[k - 1].logprob) << "most likely first";
-        if (t.top[k].token == t.chosen.token) EXPECT_EQ(t.top[k].logprob, t.chosen.logprob);
+        if (k > 0) {
+          EXPECT_LE(t.top[k].logprob, t.top[k - 1].logprob) << "most likely first";
+        }
+        if (t.top[k].token == t.chosen.token) {
+          EXPECT_EQ(t.top[k].logprob, t.chosen.logprob);
+        }
         mass += std::exp(t.top[k].logprob);
       }
       EXPECT_LE(mass, 1.0 + 1e-5);

@@ -18,11 +18,13 @@ std::string message_content(const nlohmann::json& content, size_t index) {
   if (!content.is_array()) throw bad_field(field, "must be a string or an array of parts");
   std::string text;
   for (const auto& part : content) {
-    if (!part.is_object() || part.value("type", "") != "text" || !part.contains("text") ||
-        !part["text"].is_string()) {
+    const auto type = part.is_object() ? part.find("type") : part.end();
+    const auto text_field = part.is_object() ? part.find("text") : part.end();
+    if (!part.is_object() || type == part.end() || *type != "text" || text_field == part.end() ||
+        !text_field->is_string()) {
       throw bad_field(field, "may only hold parts of type \"text\" with a string \"text\"");
     }
-    text += part["text"].get<std::string>();
+    text += text_field->get<std::string>();
   }
   return text;
 }
@@ -56,7 +58,7 @@ struct ChatCall {
 ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   check_model_name(body, context);
   // Newer OpenAI clients send max_completion_tokens in place of max_tokens.
-  if (body.contains("max_completion_tokens") && !body.contains("max_tokens")) {
+  if (field_given(body, "max_completion_tokens") && !field_given(body, "max_tokens")) {
     body["max_tokens"] = body["max_completion_tokens"];
   }
   ChatCall call;
@@ -71,14 +73,9 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   } else if (top > 0) {
     throw bad_field("top_logprobs", "needs \"logprobs\": true");
   }
-  call.stream = read_bool(body, "stream", false);
-  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) throw bad_field("stream_options", "must be an object");
-    call.include_usage = read_bool(*it, "include_usage", false);
-  }
-  if (call.stream && (call.params.use_beam_search || call.params.best_of > call.params.n)) {
-    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
-  }
+  const StreamChoice stream = read_stream_choice(body, call.params);
+  call.stream = stream.stream;
+  call.include_usage = stream.include_usage;
   return call;
 }
 
@@ -95,7 +92,7 @@ nlohmann::json logprobs_or_null(const ChatCall& call, const std::vector<TokenLog
 
 void answer_whole(const RouteContext& context, const ChatCall& call, RequestGroup& group,
                   const std::string& id, httplib::Response& response) {
-  const GenerationOutput output = collect_outputs(group, 1).front();
+  const GenerationOutput output = group.wait_outputs().front();
   nlohmann::json choices = nlohmann::json::array();
   for (size_t j = 0; j < output.completions.size(); ++j) {
     const Completion& c = output.completions[j];
@@ -158,7 +155,7 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
     return write(
         openai_stream_end(envelope(id, "chat.completion.chunk", context), *usage, include_usage));
   };
-  stream_events(response, "text/event-stream", std::move(group), on_events, on_end);
+  stream_events(response, "text/event-stream", kSseKeepAlive, std::move(group), on_events, on_end);
 }
 
 }  // namespace
@@ -167,14 +164,18 @@ void handle_chat_completions(const RouteContext& context, const httplib::Request
                              httplib::Response& response) {
   nlohmann::json body = parse_json_body(request.body);
   const bool max_tokens_given =
-      (body.contains("max_tokens") && !body["max_tokens"].is_null()) ||
-      (body.contains("max_completion_tokens") && !body["max_completion_tokens"].is_null());
+      field_given(body, "max_tokens") || field_given(body, "max_completion_tokens");
   ChatCall call = read_call(body, context);
   const std::vector<ChatMessage> messages = read_messages(body);
   ChatPrompt prompt;
   try {
     prompt = context.llm.chat_prompt(messages, read_bool(body, "add_generation_prompt", true));
   } catch (const Error& e) {
+    // The template refusing this conversation is the caller's fault; a template Baton cannot
+    // parse is the server's.
+    if (e.category() != ErrorCategory::kInvalidArgument) {
+      throw ApiError(500, e.what(), "", "server_error");
+    }
     throw ApiError(400, e.what(), "messages");
   }
   Request r{.params = call.params, .prompt_tokens = std::move(prompt.tokens)};

@@ -61,28 +61,26 @@ struct CompletionCall {
   bool stream = false;
   bool include_usage = false;
   bool echo = false;
+  int32_t top_logprobs = -1;  // alternatives shown per token; -1: no logprobs at all
 };
 
 CompletionCall read_call(const nlohmann::json& body, const RouteContext& context) {
   check_model_name(body, context);
   CompletionCall call;
   call.params = read_generation_params(body, kDefaultMaxTokens);
-  const int64_t logprobs = read_int(body, "logprobs", 0);
-  if (logprobs < 0 || logprobs > kMaxLogprobs) {
+  // As in OpenAI's API, logprobs: 0 still reports the chosen tokens' log-probabilities.
+  const int64_t logprobs = read_int(body, "logprobs", -1);
+  if (logprobs < -1 || logprobs > kMaxLogprobs) {
     throw bad_field("logprobs", "must be between 0 and " + std::to_string(kMaxLogprobs));
   }
-  call.params.logprobs = static_cast<int32_t>(logprobs);
-  call.stream = read_bool(body, "stream", false);
+  call.top_logprobs = static_cast<int32_t>(logprobs);
+  call.params.logprobs = logprobs < 0 ? 0 : std::max<int32_t>(call.top_logprobs, 1);
+  const StreamChoice stream = read_stream_choice(body, call.params);
+  call.stream = stream.stream;
+  call.include_usage = stream.include_usage;
   call.echo = read_bool(body, "echo", false);
-  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
-    if (!it->is_object()) throw bad_field("stream_options", "must be an object");
-    call.include_usage = read_bool(*it, "include_usage", false);
-  }
   if (const auto it = body.find("suffix"); it != body.end() && !it->is_null()) {
     throw bad_field("suffix", "is not supported");
-  }
-  if (call.stream && (call.params.use_beam_search || call.params.best_of > call.params.n)) {
-    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
   }
   call.prompts = read_prompts(body, context);
   return call;
@@ -97,7 +95,7 @@ nlohmann::json envelope(const std::string& id, const RouteContext& context) {
 
 void answer_whole(const RouteContext& context, const CompletionCall& call, RequestGroup& group,
                   const std::string& id, httplib::Response& response) {
-  const std::vector<GenerationOutput> outputs = collect_outputs(group, call.prompts.size());
+  const std::vector<GenerationOutput> outputs = group.wait_outputs();
   nlohmann::json choices = nlohmann::json::array();
   Usage usage;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -105,13 +103,13 @@ void answer_whole(const RouteContext& context, const CompletionCall& call, Reque
     const std::string& prefix = call.echo ? call.prompts[i].text : std::string();
     for (size_t j = 0; j < outputs[i].completions.size(); ++j) {
       const Completion& c = outputs[i].completions[j];
-      choices.push_back(
-          {{"index", i * call.params.n + j},
-           {"text", prefix + c.text},
-           {"logprobs", call.params.logprobs > 0
-                            ? completion_logprobs(c.logprobs, context.llm, prefix.size())
-                            : nlohmann::json()},
-           {"finish_reason", to_string(c.finish_reason)}});
+      choices.push_back({{"index", i * call.params.n + j},
+                         {"text", prefix + c.text},
+                         {"logprobs", call.top_logprobs >= 0
+                                          ? completion_logprobs(c.logprobs, context.llm,
+                                                                prefix.size(), call.top_logprobs)
+                                          : nlohmann::json()},
+                         {"finish_reason", to_string(c.finish_reason)}});
     }
   }
   nlohmann::json body = envelope(id, context);
@@ -153,9 +151,9 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
       if (!e.event.text.empty() || !e.event.tokens.empty()) {
         size_t& sent = state->text_sent[index];
         out += chunk(index, e.event.text,
-                     call.params.logprobs > 0
-                         ? completion_logprobs(e.event.logprobs, context.llm, sent)
-                         : nlohmann::json(),
+                     call.top_logprobs >= 0 ? completion_logprobs(e.event.logprobs, context.llm,
+                                                                  sent, call.top_logprobs)
+                                            : nlohmann::json(),
                      nullptr);
         sent += e.event.text.size();
       }
@@ -175,7 +173,7 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
                        include_usage = call.include_usage](const WriteFn& write) {
     return write(openai_stream_end(envelope(id, context), state->usage, include_usage));
   };
-  stream_events(response, "text/event-stream", std::move(group), on_events, on_end);
+  stream_events(response, "text/event-stream", kSseKeepAlive, std::move(group), on_events, on_end);
 }
 
 }  // namespace
@@ -184,7 +182,7 @@ void handle_completions(const RouteContext& context, const httplib::Request& req
                         httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
   CompletionCall call = read_call(body, context);
-  const bool max_tokens_given = body.contains("max_tokens") && !body["max_tokens"].is_null();
+  const bool max_tokens_given = field_given(body, "max_tokens");
   std::vector<Request> requests;
   for (const Prompt& prompt : call.prompts) {
     Request r{.params = call.params, .prompt_tokens = prompt.tokens};

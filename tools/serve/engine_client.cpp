@@ -8,7 +8,7 @@
 namespace baton::serve {
 
 struct RequestGroup::State {
-  explicit State(AsyncLLM& llm, size_t size) : llm(llm), ids(size, 0), finished(size, false) {}
+  State(AsyncLLM& llm, size_t size) : llm(llm), ids(size, 0), finished(size, false) {}
 
   void push(size_t request, const StreamEvent& event) {
     {
@@ -26,6 +26,13 @@ struct RequestGroup::State {
   std::vector<uint64_t> ids;
   std::vector<bool> finished;  // as returned by next()
 };
+
+RequestGroup::RequestGroup(std::shared_ptr<State> state, EngineClient& client)
+    : state_(std::move(state)), client_(client) {}
+
+RequestGroup::~RequestGroup() {
+  client_.group_closed();
+}
 
 std::vector<GroupEvent> RequestGroup::next(std::chrono::milliseconds timeout) {
   State& s = *state_;
@@ -45,6 +52,26 @@ bool RequestGroup::done() const {
   return std::all_of(state_->finished.begin(), state_->finished.end(), [](bool f) { return f; });
 }
 
+std::vector<GenerationOutput> RequestGroup::wait_outputs() {
+  std::vector<GenerationOutput> outputs(state_->ids.size());
+  std::string error;
+  while (!done()) {
+    for (GroupEvent& e : next(std::chrono::seconds(1))) {
+      if (!e.event.finished) continue;
+      if (!e.event.error.empty() && error.empty()) error = e.event.error;
+      if (e.event.output) outputs[e.request] = std::move(*e.event.output);
+    }
+  }
+  if (!error.empty()) throw ApiError(400, error);
+  for (const GenerationOutput& output : outputs) {
+    if (output.completions.empty()) {
+      throw ApiError(503, "the request was aborted before its first token (shutting down)", "",
+                     "server_error");
+    }
+  }
+  return outputs;
+}
+
 void RequestGroup::abort() {
   std::vector<uint64_t> ids;
   {
@@ -62,7 +89,6 @@ EngineClient::EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metr
 std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests) {
   const auto count = static_cast<int32_t>(requests.size());
   auto state = std::make_shared<RequestGroup::State>(llm_, requests.size());
-  auto group = std::make_shared<RequestGroup>(state);
   {
     std::lock_guard lock(mutex_);
     if (!accepting_) throw ApiError(503, "the server is shutting down", "", "server_error");
@@ -73,28 +99,51 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
                      "", "rate_limit_error");
     }
     in_flight_ += count;
-    std::erase_if(groups_, [](const auto& g) { return g.expired(); });
-    groups_.push_back(group);
+    ++open_groups_;
   }
-  for (size_t i = 0; i < requests.size(); ++i) {
-    const uint64_t id =
-        llm_.add_request(std::move(requests[i]), [this, state, i](const StreamEvent& event) {
-          // Counted out before the client can see its last event, so a client that sends its
-          // next request at once finds the room it left.
-          if (event.finished) request_finished(event);
-          state->push(i, event);
-        });
-    std::lock_guard lock(state->mutex);
-    state->ids[i] = id;
+  auto group = std::make_shared<RequestGroup>(state, *this);
+  size_t added = 0;
+  try {
+    for (; added < requests.size(); ++added) {
+      const size_t i = added;
+      const uint64_t id =
+          llm_.add_request(std::move(requests[i]), [this, state, i](const StreamEvent& event) {
+            // Counted out before the client can see its last event, so a client that sends its
+            // next request at once finds the room it left.
+            if (event.finished) request_finished(event);
+            state->push(i, event);
+          });
+      std::lock_guard lock(state->mutex);
+      state->ids[i] = id;
+    }
+  } catch (...) {
+    group->abort();
+    {
+      std::lock_guard lock(mutex_);
+      in_flight_ -= count - static_cast<int32_t>(added);
+    }
+    idle_.notify_all();
+    throw;
   }
+  std::lock_guard lock(mutex_);
+  std::erase_if(groups_, [](const auto& g) { return g.expired(); });
+  groups_.push_back(group);
   return group;
 }
 
 void EngineClient::request_finished(const StreamEvent& event) {
-  metrics_.observe(event);
   {
     std::lock_guard lock(mutex_);
     --in_flight_;
+  }
+  idle_.notify_all();
+  metrics_.observe(event);
+}
+
+void EngineClient::group_closed() {
+  {
+    std::lock_guard lock(mutex_);
+    --open_groups_;
   }
   idle_.notify_all();
 }
@@ -111,7 +160,7 @@ void EngineClient::stop_accepting() {
 
 bool EngineClient::wait_until_idle(std::chrono::steady_clock::time_point deadline) {
   std::unique_lock lock(mutex_);
-  return idle_.wait_until(lock, deadline, [&] { return in_flight_ == 0; });
+  return idle_.wait_until(lock, deadline, [&] { return in_flight_ == 0 && open_groups_ == 0; });
 }
 
 void EngineClient::abort_all() {

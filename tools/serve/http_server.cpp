@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 #include "baton/error.h"
 #include "tools/serve/api_error.h"
@@ -36,15 +37,23 @@ std::string default_model_name(const std::string& path) {
   return p.extension() == ".gguf" ? p.stem().string() : p.filename().string();
 }
 
-}  // namespace
-
-Server::Server(const ServeOptions& options)
-    : options_(options),
-      llm_(std::make_unique<AsyncLLM>(options.model)),
-      engine_(std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_)) {
+// Checked before the model loads, so a bad flag fails at once.
+const ServeOptions& validated(const ServeOptions& options) {
   if (options.max_queue < 1) {
     throw Error(ErrorCategory::kInvalidArgument, "--max-queue must be at least 1");
   }
+  if (!(options.shutdown_timeout_seconds >= 0)) {
+    throw Error(ErrorCategory::kInvalidArgument, "--shutdown-timeout must not be negative");
+  }
+  return options;
+}
+
+}  // namespace
+
+Server::Server(const ServeOptions& options)
+    : options_(validated(options)),
+      llm_(std::make_unique<AsyncLLM>(options.model)),
+      engine_(std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_)) {
   const ModelSummary summary = llm_->summary();
   context_ = std::make_unique<RouteContext>(RouteContext{
       .llm = *llm_,
@@ -62,11 +71,11 @@ Server::Server(const ServeOptions& options)
   // Streamed tokens are small writes; Nagle's algorithm would hold each for the client's ACK.
   http_.set_tcp_nodelay(true);
   add_routes();
-  int listen_socket = -1;
-  http_.set_socket_options([&listen_socket](int socket) {
+  // httplib's default options (address reuse), plus a note of the listening socket for below.
+  http_.set_socket_options([this](int socket) {
     const int yes = 1;
     setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    listen_socket = socket;
+    listen_socket_ = socket;
   });
   port_ = options.port == 0 ? http_.bind_to_any_port(options.host)
                             : (http_.bind_to_port(options.host, options.port) ? options.port : -1);
@@ -77,7 +86,7 @@ Server::Server(const ServeOptions& options)
   }
   // httplib listens with a backlog of 5, so a burst of clients connecting at once overflows the
   // accept queue and some of them fail; listen() again on the bound socket raises the backlog.
-  ::listen(listen_socket, SOMAXCONN);
+  ::listen(listen_socket_, SOMAXCONN);
 }
 
 Server::~Server() {
@@ -86,8 +95,15 @@ Server::~Server() {
   llm_.reset();
 }
 
-void Server::run() {
-  http_.listen_after_bind();
+bool Server::run() {
+  running_ = true;
+  const bool served = draining_ || http_.listen_after_bind();
+  running_ = false;
+  return served;
+}
+
+void Server::abort_in_flight() {
+  engine_->abort_all();
 }
 
 void Server::shutdown() {
@@ -107,7 +123,13 @@ void Server::shutdown() {
                    grace_end, std::chrono::steady_clock::now() + std::chrono::milliseconds(100))) &&
                std::chrono::steady_clock::now() < grace_end);
     }
+    // httplib's stop() does nothing until listening has begun, so it is repeated until run()
+    // has returned; run() itself returns at once when it starts after the drain.
     http_.stop();
+    while (running_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      http_.stop();
+    }
   });
 }
 

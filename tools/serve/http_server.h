@@ -36,11 +36,14 @@ class Server {
 
   int port() const { return port_; }
   const std::string& model_name() const { return context_->model_name; }
-  // Serves until shutdown() has run; returns once every connection is closed.
-  void run();
+  // Serves until shutdown() has run; returns once every connection is closed, false when
+  // listening failed.
+  bool run();
   // Refuses new requests (503), lets those in flight finish for up to the shutdown timeout,
   // aborts the rest, then stops listening. Thread-safe; later calls do nothing.
   void shutdown();
+  // Aborts every request in flight now (a second Ctrl-C during the drain).
+  void abort_in_flight();
 
  private:
   void add_routes();
@@ -53,7 +56,9 @@ class Server {
   std::unique_ptr<RouteContext> context_;
   httplib::Server http_;
   int port_ = 0;
+  int listen_socket_ = -1;
   std::atomic<bool> draining_{false};
+  std::atomic<bool> running_{false};
   std::once_flag shutdown_once_;
 };
 

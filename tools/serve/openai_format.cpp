@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <utility>
 
 namespace baton::serve {
 
@@ -41,16 +42,18 @@ nlohmann::json Usage::to_json() const {
 }
 
 nlohmann::json completion_logprobs(const std::vector<TokenLogprobs>& tokens, const AsyncLLM& llm,
-                                   size_t text_offset) {
+                                   size_t text_offset, int32_t top) {
   nlohmann::json texts = nlohmann::json::array(), chosen = nlohmann::json::array(),
                  tops = nlohmann::json::array(), offsets = nlohmann::json::array();
   for (const TokenLogprobs& t : tokens) {
     const std::string text = llm.token_text(t.chosen.token);
     texts.push_back(text);
     chosen.push_back(t.chosen.logprob);
-    nlohmann::json top = nlohmann::json::object();
-    for (const TokenLogprob& alt : t.top) top[llm.token_text(alt.token)] = alt.logprob;
-    tops.push_back(std::move(top));
+    nlohmann::json alternatives = nlohmann::json::object();
+    for (size_t i = 0; i < t.top.size() && std::cmp_less(i, top); ++i) {
+      alternatives[llm.token_text(t.top[i].token)] = t.top[i].logprob;
+    }
+    tops.push_back(std::move(alternatives));
     offsets.push_back(text_offset);
     text_offset += text.size();
   }

@@ -25,9 +25,10 @@ struct Usage {
 };
 
 // Log-probabilities in the completions API's form: tokens, token_logprobs, top_logprobs (a
-// token -> logprob map each) and text_offset, counting offsets from `text_offset`.
+// token -> logprob map of at most `top` alternatives each) and text_offset, counting offsets
+// from `text_offset`.
 nlohmann::json completion_logprobs(const std::vector<TokenLogprobs>& tokens, const AsyncLLM& llm,
-                                   size_t text_offset);
+                                   size_t text_offset, int32_t top);
 // Log-probabilities in the chat API's form: {"content": [{token, logprob, bytes,
 // top_logprobs: [...]}]}, with at most `top` alternatives each.
 nlohmann::json chat_logprobs(const std::vector<TokenLogprobs>& tokens, const AsyncLLM& llm,

@@ -31,11 +31,31 @@ void check_model_name(const nlohmann::json& body, const RouteContext& context) {
 GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens) {
   GenerationParams defaults{.max_tokens = default_max_tokens};
   defaults.sampling = SamplingParams{.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0};
+  GenerationParams params;
   try {
-    return cli::generation_params_from_json(body, defaults);
+    params = cli::generation_params_from_json(body, defaults);
   } catch (const cli::FieldError& e) {
     throw ApiError(400, e.what(), e.field());
   }
+  if (params.max_tokens < 1) throw bad_field("max_tokens", "must be at least 1");
+  return params;
+}
+
+bool field_given(const nlohmann::json& body, const char* field) {
+  const auto it = body.find(field);
+  return it != body.end() && !it->is_null();
+}
+
+StreamChoice read_stream_choice(const nlohmann::json& body, const GenerationParams& params) {
+  StreamChoice choice{.stream = read_bool(body, "stream", false)};
+  if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
+    if (!it->is_object()) throw bad_field("stream_options", "must be an object");
+    choice.include_usage = read_bool(*it, "include_usage", false);
+  }
+  if (choice.stream && (params.use_beam_search || params.best_of > params.n)) {
+    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
+  }
+  return choice;
 }
 
 bool read_bool(const nlohmann::json& body, const char* field, bool fallback) {

@@ -19,6 +19,17 @@ void check_model_name(const nlohmann::json& body, const RouteContext& context);
 // fields every API shares; a bad field is ApiError 400 naming it.
 GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens);
 
+// Whether body[field] is present and not null.
+bool field_given(const nlohmann::json& body, const char* field);
+
+// "stream" and "stream_options.include_usage"; streaming is refused (400) where the first
+// completion is only known at the end: beam search and best_of > n.
+struct StreamChoice {
+  bool stream = false;
+  bool include_usage = false;
+};
+StreamChoice read_stream_choice(const nlohmann::json& body, const GenerationParams& params);
+
 // body[field] as T when present and of T's JSON type, else `fallback`; a wrong type is 400.
 bool read_bool(const nlohmann::json& body, const char* field, bool fallback);
 int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback);

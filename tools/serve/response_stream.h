@@ -22,10 +22,14 @@ using EventsFn = std::function<bool(const std::vector<GroupEvent>& events, const
 using EndFn = std::function<bool(const WriteFn& write)>;
 
 // Answers with a chunked body that carries the group's events as they arrive, each batch
-// flushed at once. A client that goes away has every request of the group aborted, which frees
-// their KV blocks.
-void stream_events(httplib::Response& response, const char* content_type,
+// flushed at once, and `keepalive` (when not empty) after a second without events. A client that
+// goes away has every request of the group aborted at the next write, which frees their KV
+// blocks.
+void stream_events(httplib::Response& response, const char* content_type, std::string keepalive,
                    std::shared_ptr<RequestGroup> group, EventsFn on_events, EndFn on_end);
+
+// An SSE comment: clients skip it; writing it tells whether the client is still there.
+inline constexpr const char* kSseKeepAlive = ": keep-alive\n\n";
 
 // One Server-Sent Event carrying `json`.
 std::string sse_event(const nlohmann::json& json);
@@ -33,9 +37,5 @@ std::string sse_event(const nlohmann::json& json);
 // The end of an OpenAI stream: when `include_usage`, a chunk of `envelope` (id, object, created,
 // model) with no choices and the usage; then "data: [DONE]".
 std::string openai_stream_end(nlohmann::json envelope, const Usage& usage, bool include_usage);
-
-// Waits for the whole group; the outputs in request order. A request the engine rejected (for
-// instance a prompt larger than the KV pool) is ApiError 400 with the engine's message.
-std::vector<GenerationOutput> collect_outputs(RequestGroup& group, size_t size);
 
 }  // namespace baton::serve

@@ -19,13 +19,19 @@ struct TgiCall {
 
 // TGI's parameters object, mapped onto Baton's names; sampling is off (greedy) unless do_sample
 // or a sampling parameter asks for it, as in TGI.
-TgiCall read_call(const nlohmann::json& body) {
-  if (!body["inputs"].is_string()) throw bad_field("inputs", "must be a string");
-  TgiCall call{.inputs = body["inputs"].get<std::string>()};
+TgiCall read_call(const nlohmann::json& body, bool stream) {
+  const auto inputs = body.find("inputs");
+  if (inputs == body.end() || !inputs->is_string()) throw bad_field("inputs", "must be a string");
+  TgiCall call{.inputs = inputs->get<std::string>()};
   nlohmann::json p = body.value("parameters", nlohmann::json::object());
   if (p.is_null()) p = nlohmann::json::object();
   if (!p.is_object()) throw bad_field("parameters", "must be an object");
-  if (p.contains("max_new_tokens")) p["max_tokens"] = p["max_new_tokens"];
+  if (field_given(p, "max_new_tokens")) p["max_tokens"] = p["max_new_tokens"];
+  // TGI returns one text per request: best_of picks it among samples, which a stream cannot.
+  if (field_given(p, "n")) throw bad_field("n", "is not a TGI parameter (use best_of)");
+  if (stream && read_int(p, "best_of", 1) > 1) {
+    throw bad_field("best_of", "must be 1 when streaming");
+  }
   if (p.contains("temperature") && p["temperature"].is_number() &&
       p["temperature"].get<double>() <= 0) {
     throw bad_field("temperature", "must be strictly positive");
@@ -107,7 +113,7 @@ void answer_stream(const RouteContext& context, const TgiCall& call,
     }
     return write(out);
   };
-  stream_events(response, "text/event-stream", std::move(group), on_events,
+  stream_events(response, "text/event-stream", kSseKeepAlive, std::move(group), on_events,
                 [](const WriteFn&) { return true; });
 }
 
@@ -115,32 +121,36 @@ void answer_stream(const RouteContext& context, const TgiCall& call,
 
 void tgi_generate(const RouteContext& context, const nlohmann::json& body, bool stream,
                   httplib::Response& response) {
-  std::shared_ptr<RequestGroup> group;
-  TgiCall call;
   try {
-    call = read_call(body);
+    const TgiCall call = read_call(body, stream);
     Request r{.params = call.params,
               .prompt_tokens = context.llm.tokenize(call.inputs, true, false)};
-    fit_context(r.prompt_tokens, context, "inputs",
-                body.value("parameters", nlohmann::json()).contains("max_new_tokens"), r.params);
+    const auto parameters = body.find("parameters");
+    const bool max_given = parameters != body.end() && parameters->is_object() &&
+                           field_given(*parameters, "max_new_tokens");
+    fit_context(r.prompt_tokens, context, "inputs", max_given, r.params);
     std::vector<Request> requests;
     requests.push_back(std::move(r));
-    group = context.engine.submit(std::move(requests));
+    std::shared_ptr<RequestGroup> group = context.engine.submit(std::move(requests));
+    if (stream) return answer_stream(context, call, std::move(group), response);
+    const GenerationOutput output = group->wait_outputs().front();
+    const Completion& c = output.completions.front();
+    nlohmann::json answer = {
+        {"generated_text", (call.return_full_text ? call.inputs : "") + c.text}};
+    if (call.details) answer["details"] = details_json(call, c, context, true);
+    response.set_content(json_text(answer), "application/json");
   } catch (const ApiError& e) {
-    // TGI reports validation errors as 422 and overload as 429, with its own error body.
+    // TGI's statuses and error body: 422 for validation, 429 when overloaded, 424 when the
+    // generation itself failed.
     const bool overloaded = e.status() == 429 || e.status() == 503;
-    response.status = overloaded ? e.status() : 422;
-    response.set_content(
-        json_text({{"error", e.what()}, {"error_type", overloaded ? "overloaded" : "validation"}}),
-        "application/json");
-    return;
+    const bool validation = e.status() == 400;
+    response.status = overloaded ? e.status() : validation ? 422 : 424;
+    response.set_content(json_text({{"error", e.what()},
+                                    {"error_type", overloaded   ? "overloaded"
+                                                   : validation ? "validation"
+                                                                : "generation"}}),
+                         "application/json");
   }
-  if (stream) return answer_stream(context, call, std::move(group), response);
-  const GenerationOutput output = collect_outputs(*group, 1).front();
-  const Completion& c = output.completions.front();
-  nlohmann::json answer = {{"generated_text", (call.return_full_text ? call.inputs : "") + c.text}};
-  if (call.details) answer["details"] = details_json(call, c, context, true);
-  response.set_content(json_text(answer), "application/json");
 }
 
 }  // namespace baton::serve

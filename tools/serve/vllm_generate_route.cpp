@@ -20,20 +20,20 @@ nlohmann::json texts_json(const std::string& prompt, const std::vector<std::stri
 
 void vllm_generate(const RouteContext& context, const nlohmann::json& body,
                    httplib::Response& response) {
-  if (!body["prompt"].is_string()) throw bad_field("prompt", "must be a string");
-  const std::string prompt = body["prompt"].get<std::string>();
-  GenerationParams params = read_generation_params(body, kDefaultMaxTokens);
-  const bool stream = read_bool(body, "stream", false);
-  if (stream && (params.use_beam_search || params.best_of > params.n)) {
-    throw bad_field("stream", "cannot be combined with beam search or best_of > n");
+  const auto prompt_field = body.find("prompt");
+  if (prompt_field == body.end() || !prompt_field->is_string()) {
+    throw bad_field("prompt", "must be a string");
   }
+  const std::string prompt = prompt_field->get<std::string>();
+  GenerationParams params = read_generation_params(body, kDefaultMaxTokens);
+  const bool stream = read_stream_choice(body, params).stream;
   Request r{.params = params, .prompt_tokens = context.llm.tokenize(prompt, true, false)};
-  fit_context(r.prompt_tokens, context, "prompt", body.contains("max_tokens"), r.params);
+  fit_context(r.prompt_tokens, context, "prompt", field_given(body, "max_tokens"), r.params);
   std::vector<Request> requests;
   requests.push_back(std::move(r));
   std::shared_ptr<RequestGroup> group = context.engine.submit(std::move(requests));
   if (!stream) {
-    const GenerationOutput output = collect_outputs(*group, 1).front();
+    const GenerationOutput output = group->wait_outputs().front();
     std::vector<std::string> texts;
     for (const Completion& c : output.completions) texts.push_back(c.text);
     response.set_content(json_text(texts_json(prompt, texts)), "application/json");
@@ -48,7 +48,7 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
     }
     return write(json_text(texts_json(prompt, *texts)) + "\n");
   };
-  stream_events(response, "application/x-ndjson", std::move(group), on_events,
+  stream_events(response, "application/x-ndjson", "", std::move(group), on_events,
                 [](const WriteFn&) { return true; });
 }
 

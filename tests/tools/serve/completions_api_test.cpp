@@ -111,6 +111,19 @@ TEST_F(CompletionsApi, LogprobsListEachTokenWithItsAlternatives) {
   }
 }
 
+TEST_F(CompletionsApi, LogprobsZeroGivesTheChosenTokensWithoutAlternatives) {
+  const HttpAnswer a = post_json(
+      port(), "/v1/completions",
+      {{"prompt", "Once upon a time"}, {"max_tokens", 3}, {"temperature", 0}, {"logprobs", 0}});
+  ASSERT_EQ(a.status, 200) << a.body;
+  const json lp = a.json()["choices"][0]["logprobs"];
+  ASSERT_EQ(lp["token_logprobs"].size(), 3u);
+  for (const json& top : lp["top_logprobs"]) EXPECT_TRUE(top.empty());
+  EXPECT_TRUE(post_json(port(), "/v1/completions", {{"prompt", "a"}, {"max_tokens", 3}})
+                  .json()["choices"][0]["logprobs"]
+                  .is_null());
+}
+
 TEST_F(CompletionsApi, StreamSendsChunksBeforeTheEndThenFinishUsageAndDone) {
   const StreamAnswer s = post_stream(port(), "/v1/completions",
                                      {{"prompt", "Once upon a time"},

@@ -108,6 +108,12 @@ TEST_F(NativeRoutes, TgiGenerateStreamEndsWithTheGeneratedText) {
   EXPECT_EQ(text, last["generated_text"]);
 }
 
+TEST_F(NativeRoutes, TgiStreamWithoutInputsIs422) {
+  const HttpAnswer a = post_json(port(), "/generate_stream", json::object());
+  EXPECT_EQ(a.status, 422);
+  EXPECT_NE(a.json()["error"].get<std::string>().find("inputs"), std::string::npos);
+}
+
 TEST_F(NativeRoutes, TgiValidationErrorIs422WithItsErrorBody) {
   const HttpAnswer a =
       post_json(port(), "/generate", {{"inputs", "hi"}, {"parameters", {{"temperature", 0}}}});

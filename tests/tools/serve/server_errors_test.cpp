@@ -155,6 +155,40 @@ TEST_F(ServerErrors, ClientThatDisconnectsMidStreamIsAbortedAndItsBlocksFreed) {
       << metrics;
 }
 
+TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
+  start({.model = {.max_seqs = 1}});  // one sequence a step: a second request waits
+  const auto metrics = [&] { return get(port(), "/metrics").body; };
+  std::atomic<bool> stop_first{false};
+  std::thread first([&] {
+    post_stream(port(), "/v1/completions",
+                {{"prompt", "Once"},
+                 {"n", 16},
+                 {"max_tokens", 450},
+                 {"ignore_eos", true},
+                 {"stream", true}},
+                [&](const StreamAnswer&) { return !stop_first; });
+  });
+  while (metric_value(metrics(), "baton_num_requests_in_flight") != 1) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  const StreamAnswer queued = post_stream(
+      port(), "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 8}, {"stream", true}},
+      [](const StreamAnswer& so_far) {
+        return so_far.raw.find(": keep-alive") == std::string::npos;
+      });
+  EXPECT_NE(queued.raw.find(": keep-alive"), std::string::npos);
+  EXPECT_TRUE(queued.events.empty()) << "it was still queued, with no token yet";
+  std::string m = metrics();
+  for (int i = 0; i < 500 && metric_value(m, "baton_num_requests_in_flight") != 1; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    m = metrics();
+  }
+  EXPECT_NE(m.find("baton_request_success_total{finished_reason=\"abort\"} 1"), std::string::npos)
+      << m;
+  stop_first = true;
+  first.join();
+}
+
 TEST_F(ServerErrors, BadRequestDoesNotDisturbOneInFlight) {
   start();
   std::thread good([&] {

@@ -93,10 +93,10 @@ struct BackgroundStream {
                              started = true;
                              return true;
                            });
+      ended = true;
     });
-    while (!started && !finished()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    while (!started && !ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  bool finished() const { return answer.status != 0; }
   std::string finish_reason() const {
     for (const std::string& e : answer.events) {
       if (e == "[DONE]") continue;
@@ -107,6 +107,7 @@ struct BackgroundStream {
   }
 
   std::atomic<bool> started{false};
+  std::atomic<bool> ended{false};
   StreamAnswer answer;
   std::thread thread;
 };
