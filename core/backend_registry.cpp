@@ -1,8 +1,10 @@
 #include "core/backend_registry.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "baton/error.h"
+#include "core/backend_plugin.h"
 
 namespace baton {
 
@@ -21,6 +23,17 @@ void BackendRegistry::add(BackendEntry entry) {
   entries_.push_back(std::move(entry));
 }
 
+void BackendRegistry::add_or_replace(BackendEntry entry) {
+  std::lock_guard lock(mutex_);
+  for (BackendEntry& e : entries_) {
+    if (e.name == entry.name) {
+      e = std::move(entry);
+      return;
+    }
+  }
+  entries_.push_back(std::move(entry));
+}
+
 std::vector<BackendEntry> BackendRegistry::entries() const {
   std::lock_guard lock(mutex_);
   return entries_;
@@ -33,7 +46,10 @@ std::vector<std::string> BackendRegistry::names() const {
 }
 
 std::unique_ptr<Backend> BackendRegistry::create(const std::string& name,
-                                                 const BackendOptions& options) const {
+                                                 const BackendOptions& options) {
+  const std::vector<BackendEntry> known = entries();
+  const auto it = std::ranges::find(known, name, &BackendEntry::name);
+  if (it == known.end() || !it->probe().usable) load_backend_plugin(*this, name);
   std::string usable;
   for (const BackendEntry& e : entries()) {
     const BackendStatus status = e.probe();
@@ -45,8 +61,14 @@ std::unique_ptr<Backend> BackendRegistry::create(const std::string& name,
     }
     return e.create(options);
   }
-  throw Error(ErrorCategory::kBackend,
-              "unknown backend '" + name + "'; available: " + (usable.empty() ? "none" : usable));
+  std::string searched;
+  for (const auto& dir : backend_plugin_directories()) {
+    searched += (searched.empty() ? "" : ", ") + dir.string();
+  }
+  throw Error(ErrorCategory::kBackend, "unknown backend '" + name +
+                                           "'; available: " + (usable.empty() ? "none" : usable) +
+                                           " (no plugin libbaton-backend-" + name + ".so in " +
+                                           searched + "; BATON_BACKEND_PATH adds directories)");
 }
 
 std::string default_backend_name() {

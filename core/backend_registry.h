@@ -20,18 +20,23 @@ struct BackendEntry {
 
 // Every backend this process knows. Built-in backends add themselves from a static
 // initialiser in their own source file (see BATON_REGISTER_BACKEND), so the core never names
-// them; plugin backends are added when loaded.
+// them; plugin backends are added when loaded (core/backend_plugin.h).
 class BackendRegistry {
  public:
   static BackendRegistry& global();
 
   void add(BackendEntry entry);
+  // Adds the entry, or puts it in the place of one of the same name: a plugin found later takes
+  // over from a built-in stub (the NPU slot).
+  void add_or_replace(BackendEntry entry);
   std::vector<BackendEntry> entries() const;
   std::vector<std::string> names() const;
 
-  // Creates the named backend. Throws Error(kBackend) naming the available backends when the
-  // name is unknown, or the probe's reason when it is known but unusable here.
-  std::unique_ptr<Backend> create(const std::string& name, const BackendOptions& options) const;
+  // Creates the named backend, loading its plugin (libbaton-backend-NAME.so) first when none
+  // of that name is registered or the registered one is unusable here. Throws Error(kBackend)
+  // naming the available backends and the plugin directories when the name is unknown, or the
+  // reason when it is known but unusable here.
+  std::unique_ptr<Backend> create(const std::string& name, const BackendOptions& options);
 
  private:
   mutable std::mutex mutex_;

@@ -15,10 +15,10 @@ constexpr int32_t kDefaultContextsInPool = 4;
 }  // namespace
 
 LoadedModel::LoadedModel(const LLMOptions& options)
-    : file(gguf::GgufFile::open(options.model)),
-      backend(BackendRegistry::global().create(
+    : backend(BackendRegistry::global().create(
           options.backend.empty() ? default_backend_name() : options.backend,
           BackendOptions{.threads = options.threads})),
+      file(gguf::GgufFile::open(options.model)),
       model(load_model(file, *backend)),
       tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),
       chat(file, *tokenizer) {

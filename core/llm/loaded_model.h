@@ -24,8 +24,9 @@ struct LoadedModel {
   std::vector<int32_t> tokenize_prompt(const Request& request) const;
   ModelSummary summary() const;
 
-  gguf::GgufFile file;
+  // The backend comes first: a wrong --backend is reported before any file is read.
   std::unique_ptr<Backend> backend;
+  gguf::GgufFile file;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   ChatFormatter chat;

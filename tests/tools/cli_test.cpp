@@ -74,13 +74,13 @@ TEST(Cli, InfoShowsArchitectureShapesAndMetadata) {
 TEST(Cli, BackendsListsCpuAsUsable) {
   const CommandResult r = baton("backends");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("cpu      usable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu          usable"), std::string::npos) << r.out;
 }
 
 TEST(Cli, BackendsNamesTheKernelLevelAndRejectsAnIsaTheCpuLacks) {
   EXPECT_NE(baton("backends").out.find(" kernels"), std::string::npos);
   const CommandResult r = baton("backends", false, "BATON_CPU_ISA=avx1024");
-  EXPECT_NE(r.out.find("cpu      unusable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu          unusable"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("BATON_CPU_ISA='avx1024' is not one of generic, avx2, avx512"),
             std::string::npos)
       << r.out;
@@ -88,9 +88,9 @@ TEST(Cli, BackendsNamesTheKernelLevelAndRejectsAnIsaTheCpuLacks) {
 
 TEST(Cli, UnknownBackendFailsWithTheAvailableList) {
   REQUIRE_STORIES();
-  const CommandResult r = baton("run " + model_arg() + " --backend cuda -n 1", true);
+  const CommandResult r = baton("run " + model_arg() + " --backend tpu9 -n 1", true);
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("unknown backend 'cuda'; available: cpu"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("unknown backend 'tpu9'; available: cpu"), std::string::npos) << r.out;
 }
 
 TEST(Cli, CorruptModelFailsCleanly) {
