@@ -1,0 +1,179 @@
+// Row-wise kernels: embedding and get_rows (gathers), rms_norm, softmax, argmax. Reductions run
+// one thread block per row in f32; the reference sums in double, so results agree to a few
+// f32 ulps per element.
+
+#include <cstdint>
+
+#include "backends/gpu/kernels/device_types.cuh"
+
+namespace baton::gpu {
+namespace {
+
+constexpr int kRowThreads = 256;  // a multiple of every warp size
+constexpr int kMaxWarps = kRowThreads / 32;
+
+template <WeightType type>
+__global__ void embedding_kernel(const uint8_t* table, int64_t table_rows, int64_t row_bytes,
+                                 int64_t dim, const int32_t* ids, float* out, IndexError error) {
+  const int64_t i = blockIdx.x;
+  const int32_t id = ids[i];
+  const bool valid = id >= 0 && id < table_rows;
+  if (!valid && blockIdx.y == 0 && threadIdx.x == 0) report_index_error(error, id, i);
+  const void* row = table + (valid ? id : 0) * row_bytes;
+  for (int64_t c = blockIdx.y * blockDim.x + threadIdx.x; c < dim;
+       c += static_cast<int64_t>(gridDim.y) * blockDim.x) {
+    out[i * dim + c] = valid ? load_weight<type>(row, c) : 0.0f;
+  }
+}
+
+__global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, const int32_t* rows,
+                                float* out, IndexError error) {
+  const int64_t i = blockIdx.x;
+  const int32_t r = rows[i];
+  const bool valid = r >= 0 && r < x_rows;
+  if (!valid && blockIdx.y == 0 && threadIdx.x == 0) report_index_error(error, r, i);
+  for (int64_t c = blockIdx.y * blockDim.x + threadIdx.x; c < dim;
+       c += static_cast<int64_t>(gridDim.y) * blockDim.x) {
+    out[i * dim + c] = valid ? x[r * dim + c] : 0.0f;
+  }
+}
+
+__global__ void rms_norm_kernel(const float* x, const float* weight, float* out, int64_t dim,
+                                float eps) {
+  __shared__ float scratch[kMaxWarps * 2];
+  const float* in = x + blockIdx.x * dim;
+  float* o = out + blockIdx.x * dim;
+  float sum_sq = 0.0f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum_sq += in[i] * in[i];
+  sum_sq = block_reduce_sum(sum_sq, scratch);
+  const float inv_rms = 1.0f / sqrtf(sum_sq / static_cast<float>(dim) + eps);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) o[i] = in[i] * inv_rms * weight[i];
+}
+
+__global__ void softmax_kernel(const float* x, float* out, int64_t dim) {
+  __shared__ float scratch[kMaxWarps * 2];
+  const float* in = x + blockIdx.x * dim;
+  float* o = out + blockIdx.x * dim;
+  float max_value = -INFINITY;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) max_value = fmaxf(max_value, in[i]);
+  max_value = block_reduce_max(max_value, scratch);
+  float total = 0.0f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) total += expf(in[i] - max_value);
+  total = block_reduce_sum(total, scratch);
+  const float inv_total = 1.0f / total;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x)
+    o[i] = expf(in[i] - max_value) * inv_total;
+}
+
+// (value, index) pairs ordered as the reference's scan picks: the larger value, and on a tie
+// the smaller index, so the first maximum wins whatever order threads visit elements in.
+__device__ inline bool better(float v, int32_t i, float best_v, int32_t best_i) {
+  return v > best_v || (v == best_v && i < best_i);
+}
+
+__global__ void argmax_kernel(const float* x, int32_t* out, int64_t dim) {
+  __shared__ float best_values[kMaxWarps];
+  __shared__ int32_t best_indices[kMaxWarps];
+  const float* in = x + blockIdx.x * dim;
+  float best_v = -INFINITY;
+  int32_t best_i = INT32_MAX;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    if (better(in[i], static_cast<int32_t>(i), best_v, best_i)) {
+      best_v = in[i];
+      best_i = static_cast<int32_t>(i);
+    }
+  }
+  for (int offset = kWarpSize / 2; offset > 0; offset >>= 1) {
+    const float v = GPU_SHFL_XOR(best_v, offset, kWarpSize);
+    const int32_t i = GPU_SHFL_XOR(best_i, offset, kWarpSize);
+    if (better(v, i, best_v, best_i)) {
+      best_v = v;
+      best_i = i;
+    }
+  }
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  if (lane == 0) {
+    best_values[warp] = best_v;
+    best_indices[warp] = best_i;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (int w = 1; w < static_cast<int>(blockDim.x) / kWarpSize; ++w) {
+    if (better(best_values[w], best_indices[w], best_v, best_i)) {
+      best_v = best_values[w];
+      best_i = best_indices[w];
+    }
+  }
+  // Only a row of NaNs has no candidate (NaN compares false); the reference keeps element 0.
+  out[blockIdx.x] = best_i == INT32_MAX ? 0 : best_i;
+}
+
+// Gathered rows along x (which allows 2^31 - 1 blocks); up to 64 blocks along y cover a row.
+dim3 gather_grid(int64_t n, int64_t dim) {
+  const int64_t blocks = (dim + kRowThreads - 1) / kRowThreads;
+  return dim3(static_cast<unsigned int>(n),
+              static_cast<unsigned int>(blocks < 64 ? (blocks > 0 ? blocks : 1) : 64));
+}
+
+}  // namespace
+
+void embedding(WeightType type, const void* table, int64_t table_rows, int64_t row_bytes,
+               int64_t dim, const int32_t* ids, int64_t n, float* out, IndexError error,
+               gpuStream_t stream) {
+  if (n == 0) return;
+  const dim3 grid = gather_grid(n, dim);
+  const auto* bytes = static_cast<const uint8_t*>(table);
+  switch (type) {
+    case WeightType::kF32:
+      embedding_kernel<WeightType::kF32>
+          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      break;
+    case WeightType::kF16:
+      embedding_kernel<WeightType::kF16>
+          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      break;
+    case WeightType::kBF16:
+      embedding_kernel<WeightType::kBF16>
+          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      break;
+    case WeightType::kQ8_0:
+      embedding_kernel<WeightType::kQ8_0>
+          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      break;
+    case WeightType::kQ4_0:
+      embedding_kernel<WeightType::kQ4_0>
+          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      break;
+  }
+  GPU_CHECK(gpuGetLastError());
+}
+
+void get_rows(const float* x, int64_t x_rows, int64_t dim, const int32_t* rows, int64_t n,
+              float* out, IndexError error, gpuStream_t stream) {
+  if (n == 0) return;
+  get_rows_kernel<<<gather_grid(n, dim), kRowThreads, 0, stream>>>(x, x_rows, dim, rows, out,
+                                                                   error);
+  GPU_CHECK(gpuGetLastError());
+}
+
+void rms_norm(const float* x, const float* weight, float* out, int64_t rows, int64_t dim, float eps,
+              gpuStream_t stream) {
+  if (rows == 0) return;
+  rms_norm_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, weight, out, dim,
+                                                                               eps);
+  GPU_CHECK(gpuGetLastError());
+}
+
+void softmax(const float* x, float* out, int64_t rows, int64_t dim, gpuStream_t stream) {
+  if (rows == 0) return;
+  softmax_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, out, dim);
+  GPU_CHECK(gpuGetLastError());
+}
+
+void argmax(const float* x, int32_t* out, int64_t rows, int64_t dim, gpuStream_t stream) {
+  if (rows == 0) return;
+  argmax_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, out, dim);
+  GPU_CHECK(gpuGetLastError());
+}
+
+}  // namespace baton::gpu

@@ -1,0 +1,190 @@
+// GPU row-wise and element-wise ops against the reference on random inputs of odd sizes:
+// embedding (every weight dtype) and get_rows, rms_norm, rope (normal and NeoX, partial
+// rotation, linear scaling, frequency factors, positions in the thousands), swiglu, add (same
+// shape and one broadcast row), softmax and argmax.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+#include "ops/reference.h"
+#include "tests/backends/gpu/gpu_test_util.h"
+
+namespace baton {
+namespace {
+
+using testing::expect_close;
+using testing::expect_identical;
+using testing::GpuParamTest;
+using testing::GpuTest;
+using testing::random_f32;
+using testing::random_i32;
+using testing::random_weight;
+
+// f32 kernels sum in fp32 where the reference sums in double: a few ulps of each result, and
+// an absolute floor for results that cancel to near zero.
+constexpr double kF32Rel = 1e-5, kF32Abs = 1e-6;
+
+class GpuEmbedding : public GpuParamTest<DType> {};
+
+TEST_P(GpuEmbedding, MatchesReferenceExactly) {
+  const DType dtype = GetParam();
+  const int64_t dim = is_quantized(dtype) ? 96 : 37;
+  const Tensor table = random_weight(dtype, {50, dim}, 21);
+  const Tensor device_table = device(table);
+  for (int64_t n : {1, 9, 300}) {
+    const Tensor ids = random_i32(n, 50, 22);
+    const Tensor out = run([&](Graph& g) { return g.embedding(device_table, device(ids)); });
+    Tensor ref = Tensor::host(DType::kF32, {n, dim});
+    reference::embedding(table, ids, ref);
+    expect_identical(out, ref);  // the same single f32 multiply (or widening) per element
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuEmbedding,
+                         ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+                                           DType::kQ4_0),
+                         [](const auto& info) { return std::string(to_string(info.param)); });
+
+TEST_F(GpuTest, EmbeddingIdOutOfRangeIsAnErrorNamingNodeAndId) {
+  Graph g = testing::graph_on(backend());
+  g.embedding(device(random_weight(DType::kF32, {4, 8}, 1)), device(testing::i32_tensor({1, 4})),
+              "tok_embd");
+  try {
+    backend().execute(g);
+    FAIL() << "id 4 of 4 rows accepted";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("tok_embd"), std::string::npos) << message;
+    EXPECT_NE(message.find("id 4 at index 1"), std::string::npos) << message;
+  }
+  // The report is cleared: the next step runs normally.
+  const Tensor ok = run([&](Graph& g2) {
+    return g2.embedding(device(random_weight(DType::kF32, {4, 8}, 1)),
+                        device(testing::i32_tensor({3})));
+  });
+  EXPECT_EQ(ok.shape(), (Shape{1, 8}));
+}
+
+TEST_F(GpuTest, GetRowsMatchesReferenceExactly) {
+  for (auto [n, d, m] : {std::tuple{1, 1, 1}, {7, 33, 3}, {20, 1000, 25}}) {
+    const Tensor x = random_f32({n, d}, 31);
+    const Tensor rows = random_i32(m, n, 32);
+    const Tensor out = run([&](Graph& g) { return g.get_rows(device(x), device(rows)); });
+    Tensor ref = Tensor::host(DType::kF32, {m, d});
+    reference::get_rows(x, rows, ref);
+    expect_identical(out, ref);
+  }
+}
+
+TEST_F(GpuTest, GetRowsRowOutOfRangeIsAnError) {
+  Graph g = testing::graph_on(backend());
+  g.get_rows(device(random_f32({3, 4}, 1)), device(testing::i32_tensor({0, -1})), "logit_rows");
+  try {
+    backend().execute(g);
+    FAIL() << "row -1 accepted";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("logit_rows"), std::string::npos) << message;
+    EXPECT_NE(message.find("row -1 at index 1"), std::string::npos) << message;
+  }
+}
+
+TEST_F(GpuTest, RmsNormMatchesReference) {
+  for (auto [n, d] : {std::pair{1, 1}, {3, 37}, {5, 4096}, {2, 5003}}) {
+    const Tensor x = random_f32({n, d}, 41, -3.0f, 3.0f);
+    const Tensor w = random_f32({d}, 42);
+    const Tensor out = run([&](Graph& g) { return g.rms_norm(device(x), device(w), 1e-5f); });
+    Tensor ref = Tensor::host(DType::kF32, {n, d});
+    reference::rms_norm(x, w, 1e-5f, ref);
+    expect_close(out, ref, kF32Rel, kF32Abs);
+  }
+}
+
+struct RopeCase {
+  std::string name;
+  int64_t heads, head_dim;
+  RopeParams params;
+  int32_t max_pos;
+};
+
+class GpuRope : public GpuParamTest<RopeCase> {};
+
+TEST_P(GpuRope, MatchesReference) {
+  const RopeCase& c = GetParam();
+  const int64_t n = 19;
+  const Tensor x = random_f32({n, c.heads, c.head_dim}, 51);
+  const Tensor pos = random_i32(n, c.max_pos + 1, 52);
+  const Tensor out = run([&](Graph& g) { return g.rope(device(x), device(pos), c.params); });
+  Tensor ref = Tensor::host(DType::kF32, x.shape());
+  reference::rope(x, pos, c.params, ref);
+  // Angles and rotations are computed in double as in the reference; only the final f32
+  // rounding (and the last bits of sin/cos) can differ.
+  expect_close(out, ref, kF32Rel, kF32Abs);
+}
+
+std::vector<RopeCase> rope_cases() {
+  using testing::rope_params;
+  RopeParams llama3 = rope_params(64, RopeMode::kNormal, 500000.0f);
+  for (int i = 0; i < 32; ++i) llama3.freq_factors.push_back(1.0f + 0.25f * static_cast<float>(i));
+  return {
+      {"normal_full", 4, 16, rope_params(16), 50},
+      {"neox_full", 3, 64, rope_params(64, RopeMode::kNeox, 1000000.0f), 4000},
+      {"normal_partial_odd_rest", 2, 38, rope_params(24), 300},
+      {"neox_partial", 5, 80, rope_params(32, RopeMode::kNeox), 100},
+      {"linear_scaling", 2, 32, rope_params(32, RopeMode::kNormal, 10000.0f, 0.25f), 8000},
+      {"llama3_freq_factors", 2, 64, llama3, 6000},
+  };
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, GpuRope, ::testing::ValuesIn(rope_cases()),
+                         [](const auto& info) { return info.param.name; });
+
+TEST_F(GpuTest, SwiGluMatchesReference) {
+  const Tensor gate = random_f32({7, 301}, 61, -8.0f, 8.0f);
+  const Tensor up = random_f32({7, 301}, 62);
+  const Tensor out = run([&](Graph& g) { return g.swiglu(device(gate), device(up)); });
+  Tensor ref = Tensor::host(DType::kF32, gate.shape());
+  reference::swiglu(gate, up, ref);
+  expect_close(out, ref, kF32Rel, kF32Abs);
+}
+
+TEST_F(GpuTest, AddMatchesReferenceExactlyWithAndWithoutBroadcast) {
+  const Tensor a = random_f32({9, 133}, 71);
+  for (const Tensor& b : {random_f32({9, 133}, 72), random_f32({133}, 73)}) {
+    const Tensor out = run([&](Graph& g) { return g.add(device(a), device(b)); });
+    Tensor ref = Tensor::host(DType::kF32, a.shape());
+    reference::add(a, b, ref);
+    expect_identical(out, ref);  // one correctly rounded f32 addition, as the reference's
+  }
+}
+
+TEST_F(GpuTest, SoftmaxMatchesReference) {
+  for (auto [n, d] : {std::pair{1, 1}, {4, 37}, {3, 32000}}) {
+    const Tensor x = random_f32({n, d}, 81, -20.0f, 20.0f);
+    const Tensor out = run([&](Graph& g) { return g.softmax(device(x)); });
+    Tensor ref = Tensor::host(DType::kF32, x.shape());
+    reference::softmax(x, ref);
+    expect_close(out, ref, kF32Rel, 1e-9);
+  }
+}
+
+TEST_F(GpuTest, ArgmaxMatchesReferenceExactlyAndTakesTheFirstMaximum) {
+  Tensor x = random_f32({6, 50001}, 91);
+  // Row 1: ties at 7 and 40000 -> 7. Row 2: all equal -> 0. Row 3: maximum at the end.
+  x.data<float>()[50001 + 7] = 5.0f;
+  x.data<float>()[50001 + 40000] = 5.0f;
+  for (int64_t i = 0; i < 50001; ++i) x.data<float>()[2 * 50001 + i] = -1.5f;
+  x.data<float>()[3 * 50001 + 50000] = 9.0f;
+  const Tensor out = run([&](Graph& g) { return g.argmax(device(x)); });
+  Tensor ref = Tensor::host(DType::kI32, {6});
+  reference::argmax(x, ref);
+  expect_identical(out, ref);
+  EXPECT_EQ(out.data<int32_t>()[1], 7);
+  EXPECT_EQ(out.data<int32_t>()[2], 0);
+  EXPECT_EQ(out.data<int32_t>()[3], 50000);
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,92 @@
+// GPU matmul against the reference for every weight dtype, on the decode path (few rows of x)
+// and the prefill path (many rows), with bounds derived from each path's roundings.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "ops/reference.h"
+#include "tests/backends/gpu/gpu_test_util.h"
+
+namespace baton {
+namespace {
+
+using testing::GpuParamTest;
+using testing::random_f32;
+using testing::random_weight;
+
+struct MatMulCase {
+  DType dtype;
+  int64_t n, k, m;
+};
+
+void PrintTo(const MatMulCase& c, std::ostream* os) {
+  *os << to_string(c.dtype) << " n=" << c.n << " k=" << c.k << " m=" << c.m;
+}
+
+// Unit roundoff of the 16-bit inputs a path multiplies: f16 and bf16 weights take x rounded to
+// their own type; quantized weights on the prefill path are decoded to f16 and take x in f16;
+// f32 weights and the quantized GEMV use x and the weights exactly.
+double input_roundoff(const MatMulCase& c) {
+  constexpr double kF16 = 1.0 / 2048, kBF16 = 1.0 / 256;
+  switch (c.dtype) {
+    case DType::kF16:
+      return kF16;
+    case DType::kBF16:
+      return kBF16;
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return c.n > 8 ? 2 * kF16 : 0.0;  // weight and x each rounded once to f16
+    default:
+      return 0.0;
+  }
+}
+
+class GpuMatMul : public GpuParamTest<MatMulCase> {};
+
+TEST_P(GpuMatMul, MatchesReferenceWithinTheDerivedBound) {
+  const MatMulCase& c = GetParam();
+  const Tensor x = random_f32({c.n, c.k}, 11);
+  const Tensor w = random_weight(c.dtype, {c.m, c.k}, 12);
+  const Tensor w_device = device(w);
+  const Tensor out = run([&](Graph& g) { return g.matmul(device(x), w_device); });
+  Tensor ref = Tensor::host(DType::kF32, {c.n, c.m});
+  reference::matmul(x, w, ref);
+  testing::expect_matmul_close(out, ref, x, w, input_roundoff(c));
+}
+
+// n <= 8 is the quantized GEMV (decode), n > 8 the dequantize + GEMM path (prefill); odd k and
+// m for the plain dtypes; k = 2048 with m = 16400 makes the quantized prefill decode its f16
+// weight in two chunks of rows.
+std::vector<MatMulCase> matmul_cases() {
+  std::vector<MatMulCase> cases;
+  for (DType d : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (auto [n, k, m] :
+         {std::tuple{1, 5, 3}, {3, 33, 17}, {8, 100, 50}, {17, 64, 1}, {40, 257, 131}}) {
+      cases.push_back({d, n, k, m});
+    }
+  }
+  for (DType d : {DType::kQ8_0, DType::kQ4_0}) {
+    for (auto [n, k, m] : {std::tuple{1, 32, 1},
+                           {1, 4096, 37},
+                           {3, 96, 13},
+                           {8, 320, 40},
+                           {9, 64, 33},
+                           {33, 320, 70},
+                           {9, 2048, 16400}}) {
+      cases.push_back({d, n, k, m});
+    }
+  }
+  return cases;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuMatMul, ::testing::ValuesIn(matmul_cases()),
+                         [](const auto& info) {
+                           const MatMulCase& c = info.param;
+                           return std::string(to_string(c.dtype)) + "_n" + std::to_string(c.n) +
+                                  "_k" + std::to_string(c.k) + "_m" + std::to_string(c.m);
+                         });
+
+}  // namespace
+}  // namespace baton
