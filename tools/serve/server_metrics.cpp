@@ -1,6 +1,7 @@
 #include "tools/serve/server_metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 
@@ -17,6 +18,7 @@ const std::vector<double> kTokenCountBuckets = {1,   8,   16,   32,   64,   128,
 
 // Shortest text that reads back as the same double, as Prometheus clients print values.
 std::string number(double v) {
+  if (v == std::floor(v) && std::abs(v) < 1e15) return std::to_string(static_cast<int64_t>(v));
   char text[32];
   std::snprintf(text, sizeof(text), "%.17g", v);
   for (int precision = 1; precision < 17; ++precision) {

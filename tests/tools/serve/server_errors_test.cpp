@@ -156,13 +156,15 @@ TEST_F(ServerErrors, ClientThatDisconnectsMidStreamIsAbortedAndItsBlocksFreed) {
 }
 
 TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
-  start({.model = {.max_seqs = 1}});  // one sequence a step: a second request waits
+  // One sequence a step, so the second request waits; the first (64 samples of 450 tokens)
+  // runs far longer than the test needs it to.
+  start({.model = {.max_seqs = 1}});
   const auto metrics = [&] { return get(port(), "/metrics").body; };
   std::atomic<bool> stop_first{false};
   std::thread first([&] {
     post_stream(port(), "/v1/completions",
                 {{"prompt", "Once"},
-                 {"n", 16},
+                 {"n", 64},
                  {"max_tokens", 450},
                  {"ignore_eos", true},
                  {"stream", true}},
