@@ -59,6 +59,14 @@ const DTypeTraits& traits(DType dtype) {
   static const DTypeTraits kI32{"i32", 1, 4};
   static const DTypeTraits kQ8_0{"q8_0", kQK8_0, sizeof(BlockQ8_0)};
   static const DTypeTraits kQ4_0{"q4_0", kQK4_0, sizeof(BlockQ4_0)};
+  static const DTypeTraits kQ4_1{"q4_1", kQK4_1, sizeof(BlockQ4_1)};
+  static const DTypeTraits kQ5_0{"q5_0", kQK5_0, sizeof(BlockQ5_0)};
+  static const DTypeTraits kQ5_1{"q5_1", kQK5_1, sizeof(BlockQ5_1)};
+  static const DTypeTraits kQ2_K{"q2_K", kQK_K, sizeof(BlockQ2_K)};
+  static const DTypeTraits kQ3_K{"q3_K", kQK_K, sizeof(BlockQ3_K)};
+  static const DTypeTraits kQ4_K{"q4_K", kQK_K, sizeof(BlockQ4_K)};
+  static const DTypeTraits kQ5_K{"q5_K", kQK_K, sizeof(BlockQ5_K)};
+  static const DTypeTraits kQ6_K{"q6_K", kQK_K, sizeof(BlockQ6_K)};
   switch (dtype) {
     case DType::kF32:
       return kF32;
@@ -74,6 +82,22 @@ const DTypeTraits& traits(DType dtype) {
       return kQ8_0;
     case DType::kQ4_0:
       return kQ4_0;
+    case DType::kQ4_1:
+      return kQ4_1;
+    case DType::kQ5_0:
+      return kQ5_0;
+    case DType::kQ5_1:
+      return kQ5_1;
+    case DType::kQ2_K:
+      return kQ2_K;
+    case DType::kQ3_K:
+      return kQ3_K;
+    case DType::kQ4_K:
+      return kQ4_K;
+    case DType::kQ5_K:
+      return kQ5_K;
+    case DType::kQ6_K:
+      return kQ6_K;
   }
   throw Error(ErrorCategory::kInternal,
               "unknown dtype code " + std::to_string(static_cast<uint32_t>(dtype)));
@@ -88,6 +112,14 @@ std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type) {
     case DType::kI32:
     case DType::kQ8_0:
     case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
       return static_cast<DType>(ggml_type);
   }
   return std::nullopt;
@@ -109,6 +141,36 @@ size_t bytes_for(DType dtype, int64_t count) {
 
 bool is_quantized(DType dtype) {
   return traits(dtype).block_size > 1;
+}
+
+KScalesMins unpack_q4_k_scales(const uint8_t (&packed)[12]) {
+  KScalesMins v;
+  for (int j = 0; j < 8; ++j) {
+    v.scale[j] = q4_k_scale(packed, j);
+    v.min[j] = q4_k_min(packed, j);
+  }
+  return v;
+}
+
+void pack_q4_k_scales(const KScalesMins& v, uint8_t (&packed)[12]) {
+  for (int j = 0; j < 4; ++j) {
+    packed[j] = static_cast<uint8_t>((v.scale[j] & 63) | (v.scale[j + 4] >> 4) << 6);
+    packed[j + 4] = static_cast<uint8_t>((v.min[j] & 63) | (v.min[j + 4] >> 4) << 6);
+    packed[j + 8] = static_cast<uint8_t>((v.scale[j + 4] & 15) | (v.min[j + 4] & 15) << 4);
+  }
+}
+
+void unpack_q3_k_scales(const uint8_t (&packed)[12], int8_t (&scales)[16]) {
+  for (int j = 0; j < 16; ++j) scales[j] = q3_k_scale(packed, j);
+}
+
+void pack_q3_k_scales(const int8_t (&scales)[16], uint8_t (&packed)[12]) {
+  for (uint8_t& b : packed) b = 0;
+  for (int j = 0; j < 16; ++j) {
+    const int u = scales[j] + 32;  // 0..63
+    packed[j % 8] |= static_cast<uint8_t>((u & 15) << (j < 8 ? 0 : 4));
+    packed[8 + j % 4] |= static_cast<uint8_t>((u >> 4) << (2 * (j / 4)));
+  }
 }
 
 }  // namespace baton

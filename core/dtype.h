@@ -14,7 +14,15 @@ enum class DType : uint32_t {
   kF32 = 0,
   kF16 = 1,
   kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
   kQ8_0 = 8,
+  kQ2_K = 10,
+  kQ3_K = 11,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
   kI8 = 24,
   kI32 = 26,
   kBF16 = 30,
@@ -55,5 +63,116 @@ struct BlockQ4_0 {
                            // nibble; value = d * (nibble - 8)
 };
 static_assert(sizeof(BlockQ4_0) == 18);
+
+// The other 32-element blocks. "_1" types add a minimum m: value = d * q + m.
+constexpr int64_t kQK4_1 = 32;
+struct BlockQ4_1 {
+  uint16_t d, m;
+  uint8_t qs[kQK4_1 / 2];  // nibbles as in Q4_0; value = d * nibble + m
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+// Q5: the four low bits as Q4_0's nibbles, the fifth bit of element i in bit i of qh (a
+// little-endian uint32).
+constexpr int64_t kQK5_0 = 32;
+struct BlockQ5_0 {
+  uint16_t d;
+  uint8_t qh[4];
+  uint8_t qs[kQK5_0 / 2];  // value = d * (q - 16)
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+constexpr int64_t kQK5_1 = 32;
+struct BlockQ5_1 {
+  uint16_t d, m;
+  uint8_t qh[4];
+  uint8_t qs[kQK5_1 / 2];  // value = d * q + m
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
+// K-quants: super-blocks of 256 elements split into sub-blocks of 16 or 32, each with its own
+// small integer scale (and min), which the fp16 super-block scales d (and dmin) multiply.
+constexpr int64_t kQK_K = 256;
+
+// 16 sub-blocks of 16. scales[j]: low nibble the scale, high nibble the min of sub-block j.
+// Element e sits in byte qs[32 * (e / 128) + e % 32] at bit 2 * ((e % 128) / 32);
+// value = d * (scales[e / 16] & 15) * q - dmin * (scales[e / 16] >> 4).
+struct BlockQ2_K {
+  uint8_t scales[kQK_K / 16];
+  uint8_t qs[kQK_K / 4];
+  uint16_t d, dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+
+// 16 sub-blocks of 16, signed 6-bit scales (q3_k_scales). The two low bits of element e are
+// placed as in Q2_K; its third bit is bit (e / 32) of hmask[e % 32];
+// value = d * (scale[e / 16] - 32) * (q - 4).
+struct BlockQ3_K {
+  uint8_t hmask[kQK_K / 8];
+  uint8_t qs[kQK_K / 4];
+  uint8_t scales[12];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+
+// 8 sub-blocks of 32 with 6-bit scales and mins (q4_k_scales). Sub-block s takes the low
+// nibbles (s even) or high nibbles (s odd) of qs[32 * (s / 2) .. + 31];
+// value = d * scale[s] * q - dmin * min[s].
+struct BlockQ4_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ4_K) == 144);
+
+// Q4_K plus a fifth bit: bit s of qh[e % 32] for element e of sub-block s.
+struct BlockQ5_K {
+  uint16_t d, dmin;
+  uint8_t scales[12];
+  uint8_t qh[kQK_K / 8];
+  uint8_t qs[kQK_K / 2];
+};
+static_assert(sizeof(BlockQ5_K) == 176);
+
+// 16 sub-blocks of 16 with int8 scales. Within each half h = e / 128 (i = e % 128), the low
+// four bits of element e are the low (i < 64) or high (i >= 64) nibble of ql[64 * h + i % 64],
+// its two high bits are bits 2 * (i / 32) of qh[32 * h + i % 32];
+// value = d * scales[e / 16] * (q - 32).
+struct BlockQ6_K {
+  uint8_t ql[kQK_K / 2];
+  uint8_t qh[kQK_K / 4];
+  int8_t scales[kQK_K / 16];
+  uint16_t d;
+};
+static_assert(sizeof(BlockQ6_K) == 210);
+
+// Q4_K and Q5_K pack 8 six-bit scales and 8 six-bit mins into 12 bytes: for j < 4, scale j and
+// min j are the low 6 bits of bytes j and j + 4; for j >= 4 their low 4 bits are the low and
+// high nibbles of byte j + 4, and their top 2 bits the top 2 bits of bytes j - 4 and j.
+inline uint8_t q4_k_scale(const uint8_t (&packed)[12], int j) {
+  return static_cast<uint8_t>(j < 4 ? packed[j] & 63
+                                    : (packed[j + 4] & 15) | (packed[j - 4] >> 6) << 4);
+}
+inline uint8_t q4_k_min(const uint8_t (&packed)[12], int j) {
+  return static_cast<uint8_t>(j < 4 ? packed[j + 4] & 63
+                                    : (packed[j + 4] >> 4) | (packed[j] >> 6) << 4);
+}
+struct KScalesMins {
+  uint8_t scale[8], min[8];
+};
+KScalesMins unpack_q4_k_scales(const uint8_t (&packed)[12]);
+// Values must be below 64.
+void pack_q4_k_scales(const KScalesMins& values, uint8_t (&packed)[12]);
+
+// Q3_K packs 16 six-bit scales (stored as scale + 32) into 12 bytes: the low 4 bits of scale j
+// are the low (j < 8) or high (j >= 8) nibble of byte j % 8, the top 2 bits are bits
+// 2 * (j / 4) of byte 8 + j % 4. Unpacked values are the signed scales, -32..31.
+inline int8_t q3_k_scale(const uint8_t (&packed)[12], int j) {
+  const int low = j < 8 ? packed[j] & 15 : packed[j - 8] >> 4;
+  const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+  return static_cast<int8_t>((low | high << 4) - 32);
+}
+void unpack_q3_k_scales(const uint8_t (&packed)[12], int8_t (&scales)[16]);
+void pack_q3_k_scales(const int8_t (&scales)[16], uint8_t (&packed)[12]);
 
 }  // namespace baton

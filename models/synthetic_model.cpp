@@ -53,7 +53,8 @@ const std::map<std::string, SyntheticShape, std::less<>>& known_shapes() {
   throw Error(ErrorCategory::kInvalidArgument, message);
 }
 
-// llama.cpp's llama_ftype for a file whose matrices are all of one type.
+// llama.cpp's llama_ftype for a file whose matrices are (mostly) of one type; a K-quant maps to
+// its "_S" mix, the nearest label.
 uint32_t llama_file_type(DType type) {
   switch (type) {
     case DType::kF32:
@@ -62,17 +63,45 @@ uint32_t llama_file_type(DType type) {
       return 1;
     case DType::kQ4_0:
       return 2;
+    case DType::kQ4_1:
+      return 3;
     case DType::kQ8_0:
       return 7;
+    case DType::kQ5_0:
+      return 8;
+    case DType::kQ5_1:
+      return 9;
+    case DType::kQ2_K:
+      return 10;
+    case DType::kQ3_K:
+      return 11;
+    case DType::kQ4_K:
+      return 14;
+    case DType::kQ5_K:
+      return 16;
+    case DType::kQ6_K:
+      return 18;
     case DType::kBF16:
       return 32;
     default:
       invalid("weight type " + std::string(to_string(type)) +
-              " cannot be synthesized (use f32, f16, bf16, q8_0 or q4_0)");
+              " cannot be synthesized (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, "
+              "q3_K, q4_K, q5_K or q6_K)");
   }
 }
 
-void check_shape(const SyntheticShape& s, DType type) {
+// Every matrix row is n_embd or n_ff long, so both must be whole blocks of `type`.
+void check_block_size(const SyntheticShape& s, DType type) {
+  const int64_t block = traits(type).block_size;
+  for (const auto& [name, value] : {std::pair{"n_embd", s.n_embd}, std::pair{"n_ff", s.n_ff}}) {
+    if (value % block != 0) {
+      invalid(std::string(name) + " = " + std::to_string(value) + " is not a multiple of the " +
+              std::string(to_string(type)) + " block size " + std::to_string(block));
+    }
+  }
+}
+
+void check_shape(const SyntheticShape& s) {
   const std::pair<const char*, int32_t> dims[] = {{"n_embd", s.n_embd}, {"n_layer", s.n_layer},
                                                   {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
                                                   {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
@@ -91,13 +120,6 @@ void check_shape(const SyntheticShape& s, DType type) {
   if (s.n_head % s.n_head_kv != 0) {
     invalid("n_head " + std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
             std::to_string(s.n_head_kv));
-  }
-  const int64_t block = traits(type).block_size;
-  for (const auto& [name, value] : {std::pair{"n_embd", s.n_embd}, std::pair{"n_ff", s.n_ff}}) {
-    if (value % block != 0) {
-      invalid(std::string(name) + " = " + std::to_string(value) + " is not a multiple of the " +
-              std::string(to_string(type)) + " block size " + std::to_string(block));
-    }
   }
 }
 
@@ -152,6 +174,10 @@ class TensorList {
 
   void matrix(const std::string& name, int64_t rows, int64_t cols) {
     add(name, {rows, cols}, options_.weight_type, options_.weight_std);
+  }
+  void output_matrix(const std::string& name, int64_t rows, int64_t cols) {
+    add(name, {rows, cols}, options_.output_type.value_or(options_.weight_type),
+        options_.weight_std);
   }
   void bias(const std::string& name, int64_t n) {
     add(name, {n}, DType::kF32, options_.weight_std);
@@ -248,7 +274,12 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   writer.add_uint32("general.file_type", llama_file_type(options.weight_type));
   if (is_quantized(options.weight_type)) writer.add_uint32("general.quantization_version", 2);
   if (!options.vocab_from.empty()) s.n_vocab = copy_vocabulary(writer, options.vocab_from);
-  check_shape(s, options.weight_type);
+  check_shape(s);
+  check_block_size(s, options.weight_type);
+  if (options.output_type) {
+    llama_file_type(*options.output_type);  // rejects a type that cannot be synthesized
+    check_block_size(s, *options.output_type);
+  }
   if (options.vocab_from.empty()) add_generated_vocabulary(writer, s.n_vocab);
   const int32_t head_dim = s.n_embd / s.n_head;
   writer.add_uint32(a + ".vocab_size", s.n_vocab);
@@ -265,7 +296,11 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   TensorList t(writer, options);
   const int64_t q_dim = int64_t{s.n_head} * head_dim;
   const int64_t kv_dim = int64_t{s.n_head_kv} * head_dim;
-  t.matrix("token_embd.weight", s.n_vocab, s.n_embd);
+  if (s.tied_embeddings) {
+    t.output_matrix("token_embd.weight", s.n_vocab, s.n_embd);
+  } else {
+    t.matrix("token_embd.weight", s.n_vocab, s.n_embd);
+  }
   for (int32_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     t.norm(p + "attn_norm.weight", s.n_embd);
@@ -284,7 +319,7 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
     t.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
   }
   t.norm("output_norm.weight", s.n_embd);
-  if (!s.tied_embeddings) t.matrix("output.weight", s.n_vocab, s.n_embd);
+  if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);
   writer.write(path);
   t.summary.n_vocab = s.n_vocab;
   return t.summary;

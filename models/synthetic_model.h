@@ -34,8 +34,10 @@ std::optional<SyntheticShape> synthetic_shape(std::string_view name);
 
 struct SynthOptions {
   SyntheticShape shape;
-  std::string name;                  // general.name
-  DType weight_type = DType::kF16;   // every matrix; norms and biases stay f32
+  std::string name;                 // general.name
+  DType weight_type = DType::kF16;  // every matrix; norms and biases stay f32
+  // output.weight (token_embd.weight when tied) instead, as a Q4_K_M file keeps it in Q6_K.
+  std::optional<DType> output_type;
   std::filesystem::path vocab_from;  // copy tokenizer.* metadata and vocabulary size
   uint64_t seed = 0;
   float weight_std = 0.02f;
@@ -48,7 +50,8 @@ struct SynthSummary {
 };
 
 // Writes the model to `path`. Matrices (token_embd and output included, as llama-quantize
-// --pure does) are stored as options.weight_type; norm weights are ones and biases small random
+// --pure does) are stored as options.weight_type, the output projection as
+// options.output_type when set; norm weights are ones and biases small random
 // f32. Without vocab_from, the vocabulary is a SentencePiece one of shape.n_vocab tokens:
 // <unk> <s> </s>, the 256 byte tokens, then filler pieces. Weights depend only on the seed and
 // tensor name, not on the thread count. Throws Error(kInvalidArgument) naming a bad dimension.

@@ -7,19 +7,19 @@
 
 #include "baton/error.h"
 #include "core/half.h"
+#include "ops/quantize_detail.h"
 
 namespace baton {
-namespace {
 
-void check_blocks(int64_t n, int64_t block, const char* type) {
+using detail::check_blocks;
+
+void detail::check_blocks(int64_t n, int64_t block, const char* type) {
   if (n < 0 || n % block != 0) {
     throw Error(ErrorCategory::kInvalidArgument, "cannot quantize " + std::to_string(n) +
                                                      " values to " + type + ": not a multiple of " +
                                                      std::to_string(block));
   }
 }
-
-}  // namespace
 
 void quantize_row_q8_0(const float* x, BlockQ8_0* out, int64_t n) {
   check_blocks(n, kQK8_0, "q8_0");
@@ -84,10 +84,27 @@ void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
     case DType::kQ4_0:
       quantize_row_q4_0(x, reinterpret_cast<BlockQ4_0*>(out), n);
       return;
+    case DType::kQ4_1:
+      return quantize_row_q4_1(x, reinterpret_cast<BlockQ4_1*>(out), n);
+    case DType::kQ5_0:
+      return quantize_row_q5_0(x, reinterpret_cast<BlockQ5_0*>(out), n);
+    case DType::kQ5_1:
+      return quantize_row_q5_1(x, reinterpret_cast<BlockQ5_1*>(out), n);
+    case DType::kQ2_K:
+      return quantize_row_q2_k(x, reinterpret_cast<BlockQ2_K*>(out), n);
+    case DType::kQ3_K:
+      return quantize_row_q3_k(x, reinterpret_cast<BlockQ3_K*>(out), n);
+    case DType::kQ4_K:
+      return quantize_row_q4_k(x, reinterpret_cast<BlockQ4_K*>(out), n);
+    case DType::kQ5_K:
+      return quantize_row_q5_k(x, reinterpret_cast<BlockQ5_K*>(out), n);
+    case DType::kQ6_K:
+      return quantize_row_q6_k(x, reinterpret_cast<BlockQ6_K*>(out), n);
     default:
-      throw Error(ErrorCategory::kUnsupported, "cannot quantize to dtype " +
-                                                   std::string(to_string(dtype)) +
-                                                   " (supported: f32, f16, bf16, q8_0, q4_0)");
+      throw Error(ErrorCategory::kUnsupported,
+                  "cannot quantize to dtype " + std::string(to_string(dtype)) +
+                      " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, "
+                      "q4_K, q5_K, q6_K)");
   }
 }
 

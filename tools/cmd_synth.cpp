@@ -1,7 +1,9 @@
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include "baton/error.h"
 #include "models/synthetic_model.h"
@@ -14,6 +16,7 @@ struct SynthFlags {
   std::string shape_name;
   std::string output;
   std::string type = "f16";
+  std::string output_type;
   std::string arch;
   std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
   std::string vocab_from;
@@ -22,12 +25,30 @@ struct SynthFlags {
   float std = 0.02f;
 };
 
-DType parse_type(const std::string& name) {
-  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kQ4_0}) {
-    if (to_string(t) == name) return t;
+constexpr DType kSynthTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
+                                 DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                                 DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
+                                 DType::kQ6_K};
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string synth_type_names() {
+  std::string names;
+  for (DType t : kSynthTypes) names += (names.empty() ? "" : ", ") + lower(to_string(t));
+  return names;
+}
+
+// Type names as ggml spells them (q4_K) or in lower case (q4_k).
+DType parse_type(const std::string& flag, const std::string& name) {
+  for (DType t : kSynthTypes) {
+    if (lower(to_string(t)) == lower(name)) return t;
   }
   throw Error(ErrorCategory::kInvalidArgument,
-              "--type '" + name + "' is not one of f32, f16, bf16, q8_0, q4_0");
+              flag + " '" + name + "' is not one of " + synth_type_names());
 }
 
 SyntheticShape resolve_shape(const SynthFlags& f) {
@@ -71,8 +92,10 @@ Action add_synth_command(CLI::App& app) {
   for (const std::string& n : synthetic_shape_names()) shapes += (shapes.empty() ? "" : ", ") + n;
   cmd->add_option("shape", f->shape_name, "named shape: " + shapes);
   cmd->add_option("-o,--output", f->output, "GGUF file to write")->required();
-  cmd->add_option("--type", f->type, "matrix type: f32, f16, bf16, q8_0, q4_0")
-      ->capture_default_str();
+  cmd->add_option("--type", f->type, "matrix type: " + synth_type_names())->capture_default_str();
+  cmd->add_option("--output-type", f->output_type,
+                  "type of output.weight (token_embd.weight when tied), as llama-quantize's "
+                  "--output-tensor-type; default: --type");
   cmd->add_option("--arch", f->arch, "llama or qwen2 (qwen2: q/k/v biases, tied embeddings)");
   cmd->add_option("--n-embd", f->n_embd, "embedding size");
   cmd->add_option("--n-layer", f->n_layer, "layers");
@@ -91,7 +114,8 @@ Action add_synth_command(CLI::App& app) {
   return [f] {
     SynthOptions options;
     options.shape = resolve_shape(*f);
-    options.weight_type = parse_type(f->type);
+    options.weight_type = parse_type("--type", f->type);
+    if (!f->output_type.empty()) options.output_type = parse_type("--output-type", f->output_type);
     options.vocab_from = f->vocab_from;
     options.seed = f->seed;
     options.weight_std = f->std;

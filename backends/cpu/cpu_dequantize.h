@@ -3,7 +3,7 @@
 // Row decoders for the weight dtypes, shared by matmul and embedding. A row is decoded one chunk
 // of kChunk elements at a time: one quantization block, and a fixed length the compiler can
 // unroll. Each decoder is a type so kernels are instantiated per dtype with no per-element
-// dispatch; the ISA-specific kernels of the next issue slot in the same way.
+// dispatch. Decoders of the other quantized types are in cpu_dequantize_more.h.
 
 #include <cstddef>
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_dequantize_more.h"
 #include "baton/error.h"
 #include "core/dtype.h"
 #include "core/half.h"
@@ -18,7 +19,8 @@
 namespace baton::cpu {
 
 constexpr int64_t kChunk = 32;
-static_assert(kChunk == kQK8_0 && kChunk == kQK4_0);
+static_assert(kChunk == kQK8_0 && kChunk == kQK4_0 && kChunk == kQK4_1 && kChunk == kQK5_0 &&
+              kChunk == kQK5_1 && kQK_K % kChunk == 0);
 
 // fp16 -> fp32 through a table of all 65536 values: several times faster than the branching
 // conversion in scalar code. The ISA-specific kernels will use F16C instead.
@@ -100,6 +102,22 @@ decltype(auto) with_row_decoder(DType dtype, F&& f) {
       return f(Q8_0Row{});
     case DType::kQ4_0:
       return f(Q4_0Row{});
+    case DType::kQ4_1:
+      return f(Q4_1Row{});
+    case DType::kQ5_0:
+      return f(Q5_0Row{});
+    case DType::kQ5_1:
+      return f(Q5_1Row{});
+    case DType::kQ2_K:
+      return f(Q2_KRow{});
+    case DType::kQ3_K:
+      return f(Q3_KRow{});
+    case DType::kQ4_K:
+      return f(Q4_KRow{});
+    case DType::kQ5_K:
+      return f(Q5_KRow{});
+    case DType::kQ6_K:
+      return f(Q6_KRow{});
     case DType::kF32:
       return f(F32Row{});
     default:

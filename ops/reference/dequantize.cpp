@@ -3,6 +3,7 @@
 #include "baton/error.h"
 #include "core/half.h"
 #include "ops/reference.h"
+#include "ops/reference/dequantize_blocks.h"
 
 namespace baton::reference {
 
@@ -51,6 +52,22 @@ void dequantize_row(const Tensor& t, int64_t row, float* out) {
       }
       return;
     }
+    case DType::kQ4_1:
+      return dequantize_q4_1(src, n, out);
+    case DType::kQ5_0:
+      return dequantize_q5_0(src, n, out);
+    case DType::kQ5_1:
+      return dequantize_q5_1(src, n, out);
+    case DType::kQ2_K:
+      return dequantize_q2_k(src, n, out);
+    case DType::kQ3_K:
+      return dequantize_q3_k(src, n, out);
+    case DType::kQ4_K:
+      return dequantize_q4_k(src, n, out);
+    case DType::kQ5_K:
+      return dequantize_q5_k(src, n, out);
+    case DType::kQ6_K:
+      return dequantize_q6_k(src, n, out);
     default:
       throw Error(ErrorCategory::kUnsupported,
                   "cannot dequantize dtype " + std::string(to_string(t.dtype())));

@@ -63,7 +63,8 @@ TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
   EXPECT_EQ(file.get_string("general.architecture"), "llama");
   EXPECT_EQ(file.get_string("general.name"), "tiny");
   const std::map<DType, int64_t> llama_ftype = {
-      {DType::kF32, 0}, {DType::kF16, 1}, {DType::kQ4_0, 2}, {DType::kQ8_0, 7}, {DType::kBF16, 32}};
+      {DType::kF32, 0},  {DType::kF16, 1},  {DType::kQ4_0, 2}, {DType::kQ4_1, 3},
+      {DType::kQ8_0, 7}, {DType::kQ5_0, 8}, {DType::kQ5_1, 9}, {DType::kBF16, 32}};
   EXPECT_EQ(file.get_int("general.file_type"), llama_ftype.at(type));
   EXPECT_EQ(file.get_int("llama.embedding_length"), 64);
   EXPECT_EQ(file.get_int("llama.attention.head_count_kv"), 2);
@@ -98,7 +99,7 @@ TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
 
 INSTANTIATE_TEST_SUITE_P(Types, SynthesizedEachType,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
-                                           DType::kQ4_0),
+                                           DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(SyntheticModel, Qwen2HasF32QkvBiasesAndTiedEmbeddings) {
@@ -171,6 +172,17 @@ TEST(SyntheticModel, RejectsBadDimensionsNamingThem) {
   s.n_layer = 0;
   expect_error(s, DType::kF16, "n_layer = 0");
   expect_error(tiny_shape(), DType::kI32, "i32");
+  // K-quant rows must be whole super-blocks of 256, for the output type as for the rest.
+  expect_error(tiny_shape(), DType::kQ4_K,
+               "n_embd = 64 is not a multiple of the q4_K block size 256");
+  try {
+    write_synthetic_model(
+        {.shape = tiny_shape(), .weight_type = DType::kQ8_0, .output_type = DType::kQ6_K},
+        out.path());
+    ADD_FAILURE() << "a q6_K output with rows of 64 was written";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("q6_K block size 256"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <ostream>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -80,8 +82,43 @@ inline Tensor random_i32(int64_t n, int32_t limit, uint32_t seed) {
   return t;
 }
 
+// An fp16 field of a block: its byte offset and the range its random value is drawn from.
+struct HalfField {
+  size_t offset;
+  float lo, hi;
+};
+
+// The fp16 scale fields of the other quantized types, with ranges that keep values of magnitude
+// up to about 1 (2 at most) whatever the random codes and sub-block scales.
+inline std::vector<HalfField> half_fields(DType dtype) {
+  switch (dtype) {
+    case DType::kQ4_1:
+      return {{offsetof(BlockQ4_1, d), 0.02f, 0.12f}, {offsetof(BlockQ4_1, m), -1.0f, 0.0f}};
+    case DType::kQ5_0:
+      return {{offsetof(BlockQ5_0, d), 0.01f, 0.06f}};
+    case DType::kQ5_1:
+      return {{offsetof(BlockQ5_1, d), 0.01f, 0.06f}, {offsetof(BlockQ5_1, m), -1.0f, 0.0f}};
+    case DType::kQ2_K:
+      return {{offsetof(BlockQ2_K, d), 0.01f, 0.04f}, {offsetof(BlockQ2_K, dmin), 0.01f, 0.06f}};
+    case DType::kQ3_K:
+      return {{offsetof(BlockQ3_K, d), 0.003f, 0.008f}};
+    case DType::kQ4_K:
+      return {{offsetof(BlockQ4_K, d), 0.0005f, 0.002f},
+              {offsetof(BlockQ4_K, dmin), 0.005f, 0.015f}};
+    case DType::kQ5_K:
+      return {{offsetof(BlockQ5_K, d), 0.0003f, 0.001f},
+              {offsetof(BlockQ5_K, dmin), 0.005f, 0.015f}};
+    case DType::kQ6_K:
+      return {{offsetof(BlockQ6_K, d), 0.0001f, 0.0003f}};
+    default:
+      return {};
+  }
+}
+
 // A weight of any supported dtype with values of magnitude up to about 1. Quantized blocks get
-// random quants and a random positive scale, so every quant value is exercised.
+// random quants and a random positive scale, so every quant value is exercised; the other
+// quantized types get random bytes (codes and sub-block scales) and fp16 fields from
+// half_fields.
 inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
   Tensor t = Tensor::host(dtype, std::move(shape));
   std::mt19937 rng(seed);
@@ -117,8 +154,23 @@ inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
       }
       break;
     }
-    default:
-      ADD_FAILURE() << "random_weight: no generator for " << to_string(dtype);
+    default: {
+      const std::vector<HalfField> fields = half_fields(dtype);
+      if (fields.empty()) {
+        ADD_FAILURE() << "random_weight: no generator for " << to_string(dtype);
+        break;
+      }
+      std::uniform_int_distribution<int> byte(0, 255);
+      for (std::byte& b : std::span(t.raw(), t.nbytes())) b = static_cast<std::byte>(byte(rng));
+      const size_t block_bytes = traits(dtype).block_bytes;
+      for (size_t b = 0; b < t.nbytes() / block_bytes; ++b) {
+        for (const HalfField& f : fields) {
+          std::uniform_real_distribution<float> value(f.lo, f.hi);
+          const uint16_t h = fp32_to_fp16(value(rng));
+          std::memcpy(t.raw() + b * block_bytes + f.offset, &h, sizeof(h));
+        }
+      }
+    }
   }
   return t;
 }

@@ -111,9 +111,31 @@ TEST(BenchCliErrors, NamesTheBadValue) {
 TEST(SynthCli, RejectsUnknownShapesAndTypes) {
   const std::string out = (std::filesystem::temp_directory_path() / "baton_never.gguf").string();
   EXPECT_EQ(baton("synth gpt-9 -o " + out).exit_code, 1);
-  EXPECT_EQ(baton("synth llama-110m --type q2_k -o " + out).exit_code, 1);
+  EXPECT_EQ(baton("synth llama-110m --type iq4_xs -o " + out).exit_code, 1);
   EXPECT_EQ(baton("synth --n-embd 64 -o " + out).exit_code, 1);  // dimensions missing
   EXPECT_FALSE(std::filesystem::exists(out));
+}
+
+// K-quants need rows of whole 256-element super-blocks; a Q4_K_M-like file keeps its output
+// projection in Q6_K.
+TEST(SynthCli, KQuantTypesWithAnOutputTypeAndTheirRowLengths) {
+  const std::string out =
+      (std::filesystem::temp_directory_path() / ("baton_k_" + std::to_string(::getpid()) + ".gguf"))
+          .string();
+  const std::string dims = "--n-layer 1 --n-head 4 --n-ff 512 --n-vocab 320 --ctx 64 ";
+  const CommandResult bad = baton("synth --n-embd 64 " + dims + "--type q4_k -o " + out, true);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.out.find("n_embd = 64 is not a multiple of the q4_K block size 256"),
+            std::string::npos)
+      << bad.out;
+  EXPECT_FALSE(std::filesystem::exists(out));
+  const CommandResult r =
+      baton("synth --n-embd 256 " + dims + "--type q4_k --output-type Q6_K -o " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const CommandResult bench = baton("bench -m " + out + " -p 8 -n 2 -r 1 -t 2");
+  std::filesystem::remove(out);
+  ASSERT_EQ(bench.exit_code, 0) << bench.out;
+  EXPECT_NE(bench.out.find("| synthetic q4_K |"), std::string::npos) << bench.out;
 }
 
 }  // namespace

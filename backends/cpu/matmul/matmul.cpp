@@ -1,6 +1,7 @@
 #include "backends/cpu/matmul/matmul.h"
 
 #include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/kquant.h"
 #include "backends/cpu/matmul/matmul_float.h"
 
 namespace baton::cpu {
@@ -12,6 +13,14 @@ bool is_weight_dtype(DType dtype) {
     case DType::kBF16:
     case DType::kQ8_0:
     case DType::kQ4_0:
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+    case DType::kQ4_K:
+    case DType::kQ5_K:
+    case DType::kQ6_K:
       return true;
     default:
       return false;
@@ -19,26 +28,44 @@ bool is_weight_dtype(DType dtype) {
 }
 
 void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
-  if (is_quantized(w.dtype())) return matmul_quantized(ctx, x, w, out);
-  return matmul_float(ctx, x, w, out);
+  switch (w.dtype()) {
+    case DType::kQ8_0:
+    case DType::kQ4_0:
+      return matmul_quantized(ctx, x, w, out);
+    // Rarely downloaded types: the portable kernel, which decodes each weight chunk to f32.
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
+      return matmul_generic(ctx, x, w, out);
+    default:
+      if (is_kquant(w.dtype())) return matmul_kquant(ctx, x, w, out);
+      return matmul_float(ctx, x, w, out);
+  }
 }
 
 std::string describe_matmul_paths(bool prepacked) {
-  std::string quantized;
+  std::string quantized, kquant;
   switch (active_isa()) {
     case Isa::kAvx512:
       quantized =
-          "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 4 rows of x, VNNI GEMM above";
+          "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows of x, VNNI GEMM above";
+      kquant =
+          "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows of x, VNNI GEMM on "
+          "unpacked panels of 32 weight rows above";
       break;
     case Isa::kAvx2:
       quantized = "x quantized to int8 blocks; AVX2 maddubs kernel";
+      kquant = quantized;
       break;
     case Isa::kGeneric:
       quantized = "generic kernel, weights dequantized to f32";
+      kquant = quantized;
       break;
   }
   return describe_float_matmul_paths(prepacked) + "q8_0, q4_0 weights: " + quantized +
-         ", on the file's blocks in place\n";
+         ", on the file's blocks in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
+         ", on the file's super-blocks in place\n" +
+         "q4_1, q5_0, q5_1 weights: generic kernel, weights dequantized to f32 (every ISA level)\n";
 }
 
 }  // namespace baton::cpu

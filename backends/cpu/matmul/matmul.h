@@ -13,6 +13,8 @@ namespace baton::cpu {
 void matmul_generic(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 // Block-quantized weights (Q8_0, Q4_0) read in their GGUF layout.
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
+// K-quant weights (Q2_K .. Q6_K) read in their GGUF layout.
+void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 // Floating-point weights (F32, F16, BF16).
 void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 

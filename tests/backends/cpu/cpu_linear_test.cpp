@@ -84,7 +84,7 @@ class CpuEmbedding : public ::testing::TestWithParam<DType> {};
 
 TEST_P(CpuEmbedding, MatchesReferenceExactly) {
   const DType dtype = GetParam();
-  const int64_t dim = is_quantized(dtype) ? 96 : 37;
+  const int64_t dim = is_quantized(dtype) ? 3 * traits(dtype).block_size : 37;
   Tensor table = random_weight(dtype, {50, dim}, 21);
   for (int64_t n : {1, 9}) {
     Tensor ids = random_i32(n, 50, 22);
@@ -97,7 +97,9 @@ TEST_P(CpuEmbedding, MatchesReferenceExactly) {
 
 INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, CpuEmbedding,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
-                                           DType::kQ4_0),
+                                           DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
+                                           DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
+                                           DType::kQ6_K),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(CpuEmbedding, IdOutOfRangeIsAnErrorNamingNodeAndId) {

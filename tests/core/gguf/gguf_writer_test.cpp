@@ -240,22 +240,22 @@ TEST(GgufWriter, RewritingStoriesReproducesTheFileByteForByte) {
 TEST(GgufWriter, KeepsTensorTypesBatonDoesNotImplement) {
   TempDir dir;
   GgufWriter writer;
-  constexpr uint32_t kQ4_K = 12;
-  const std::vector<std::byte> data = random_bytes(3 * 144, 3);
-  writer.add_tensor("w", {3, 256}, kQ4_K, data);
-  writer.write(dir.file("q4k.gguf"));
+  constexpr uint32_t kIq4Xs = 23;  // 136 bytes per 256 elements
+  const std::vector<std::byte> data = random_bytes(3 * 136, 3);
+  writer.add_tensor("w", {3, 256}, kIq4Xs, data);
+  writer.write(dir.file("iq4xs.gguf"));
 
-  const GgufFile file = GgufFile::open(dir.file("q4k.gguf"));
+  const GgufFile file = GgufFile::open(dir.file("iq4xs.gguf"));
   const TensorInfo& info = file.tensors().at(0);
-  EXPECT_EQ(info.ggml_type, kQ4_K);
+  EXPECT_EQ(info.ggml_type, kIq4Xs);
   EXPECT_EQ(info.nbytes, data.size());
   EXPECT_EQ(info.shape, (Shape{3, 256}));
   try {
     file.tensor("w");
-    ADD_FAILURE() << "q4_K tensor handed out";
+    ADD_FAILURE() << "iq4_xs tensor handed out";
   } catch (const Error& e) {
     EXPECT_EQ(e.category(), ErrorCategory::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("q4_K"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("iq4_xs"), std::string::npos) << e.what();
   }
 }
 

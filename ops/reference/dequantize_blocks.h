@@ -1,0 +1,22 @@
+#pragma once
+
+// Per-dtype row decoders behind reference::dequantize_row. Each reads `n` elements (a whole
+// number of blocks) of one row in its GGUF layout (core/dtype.h) and defines their values
+// element by element, straight from the layout's description, so the CPU kernels' block-wise
+// decoders are checked against an independent reading.
+
+#include <cstddef>
+#include <cstdint>
+
+namespace baton::reference {
+
+void dequantize_q4_1(const std::byte* row, int64_t n, float* out);
+void dequantize_q5_0(const std::byte* row, int64_t n, float* out);
+void dequantize_q5_1(const std::byte* row, int64_t n, float* out);
+void dequantize_q2_k(const std::byte* row, int64_t n, float* out);
+void dequantize_q3_k(const std::byte* row, int64_t n, float* out);
+void dequantize_q4_k(const std::byte* row, int64_t n, float* out);
+void dequantize_q5_k(const std::byte* row, int64_t n, float* out);
+void dequantize_q6_k(const std::byte* row, int64_t n, float* out);
+
+}  // namespace baton::reference
