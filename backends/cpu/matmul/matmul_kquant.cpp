@@ -13,12 +13,6 @@
 namespace baton::cpu {
 namespace {
 
-// Up to this many rows of x the GEMV beats unpacking panels for the GEMM (as for Q8_0 / Q4_0).
-constexpr int64_t kGemvMaxRows = 8;
-// Weight rows per unit of GEMV work: large enough that a chunk streams whole pages, small
-// enough that a slow thread does not hold up the step.
-constexpr int64_t kGemvChunk = 16;
-
 struct Kernels {
   QuantizeRowFn quantize_row;
   KQuantKernelFn kernel;

@@ -13,13 +13,6 @@
 namespace baton::cpu {
 namespace {
 
-// Up to this many rows of x the AVX-512 GEMV beats packing panels for the GEMM: on one 4096 x
-// 4096 Q4_0 weight, 8 rows took 2.2 ms by GEMV and 2.7 by GEMM, 16 rows 3.9 and 3.3.
-constexpr int64_t kGemvMaxRows = 8;
-// Weight rows per unit of GEMV work: large enough that a chunk streams whole pages, small
-// enough that a slow thread does not hold up the step.
-constexpr int64_t kGemvChunk = 16;
-
 struct Kernels {
   QuantizeRowFn quantize_row;
   QuantizedKernelFn kernel;
