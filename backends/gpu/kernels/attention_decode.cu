@@ -48,7 +48,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     for (int i = threadIdx.x; i < n_heads * D; i += blockDim.x) {
       a.partial_out[(partial_base + (i / D) * a.splits + split) * D + i % D] = 0.0f;
     }
-    if (threadIdx.x < n_heads) {
+    if (static_cast<int>(threadIdx.x) < n_heads) {
       a.partial_max[partial_base + threadIdx.x * a.splits + split] = -INFINITY;
       a.partial_sum[partial_base + threadIdx.x * a.splits + split] = 0.0f;
     }

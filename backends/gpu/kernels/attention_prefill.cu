@@ -73,7 +73,7 @@ __global__ void __launch_bounds__(kPrefillThreads)
   for (int first_key = 0; first_key <= tile.max_pos; first_key += a.keys) {
     const int n_keys = min(a.keys, tile.max_pos + 1 - first_key);
     __syncthreads();  // the previous tile's K, V and P are no longer read
-    if (threadIdx.x < n_keys) {
+    if (static_cast<int>(threadIdx.x) < n_keys) {
       key_rows[threadIdx.x] =
           (paged_row(a.paged, tile.seq, first_key + threadIdx.x) * kv_heads + kv_head) * D;
     }

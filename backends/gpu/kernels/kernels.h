@@ -14,6 +14,23 @@ namespace baton::gpu {
 
 // Element types of weights as the kernels see them (the GGUF block layouts of core/dtype.h).
 enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
+// Bytes of a row of k weights of `type` (k a multiple of 32 for the quantized types, whose
+// 32-element blocks are 34 and 18 bytes).
+inline int64_t weight_row_bytes(WeightType type, int64_t k) {
+  switch (type) {
+    case WeightType::kF32:
+      return 4 * k;
+    case WeightType::kF16:
+    case WeightType::kBF16:
+      return 2 * k;
+    case WeightType::kQ8_0:
+      return k / 32 * 34;
+    case WeightType::kQ4_0:
+      return k / 32 * 18;
+  }
+  return 0;
+}
+
 // Element types of KV caches.
 enum class CacheType { kF32, kF16 };
 
@@ -68,6 +85,13 @@ void quantized_gemv(WeightType type, const void* w, const float* x, float* out, 
 // Rows [0, rows) of a Q8_0 / Q4_0 matrix of row length k decoded to f16, for a cuBLAS GEMM.
 void dequantize_to_half(WeightType type, const void* w, int64_t rows, int64_t k, gpu_half* out,
                         gpuStream_t stream);
+
+// out[n, m] = x[n, k] * w[m, k]^T for weights of any type, fp32 throughout: each weight is
+// decoded to f32 (exactly as load_weight decodes it) while its tile is loaded into shared
+// memory, so quantized weights need no dequantized copy. The GEMM of GPUs without a vendor
+// BLAS (ROCm 5.2); tiled_gemm.cu describes its design and limits.
+void tiled_gemm(WeightType type, const void* w, const float* x, float* out, int64_t n, int64_t k,
+                int64_t m, gpuStream_t stream);
 
 // The step's tokens as the paged KV cache sees them (PagedBatch on the device): token t is
 // sequence token_seq[t] at position token_pos[t], and position p of sequence s lives in cache

@@ -1,7 +1,7 @@
 // Q8_0 / Q4_0 matmul kernels. Decode (few rows of x): a GEMV that reads each weight row once
 // and decodes it on the fly, one warp per weight row, each lane a run of 32-element blocks,
 // with every row of x (at most kGemvMaxRows) accumulated against the same decoded block.
-// Prefill: the weight is decoded to f16 here and multiplied by cuBLAS (see cuda_matmul.cpp).
+// Prefill: the weight is decoded to f16 here and multiplied by cuBLAS (cublas_gemm.cpp).
 
 #include "backends/gpu/kernels/device_types.cuh"
 
@@ -81,11 +81,6 @@ __global__ void dequantize_kernel(const uint8_t* w, int64_t row_bytes, int64_t r
   }
 }
 
-int64_t quantized_row_bytes(WeightType type, int64_t k) {
-  return k / kQuantBlock *
-         static_cast<int64_t>(type == WeightType::kQ8_0 ? sizeof(BlockQ8_0) : sizeof(BlockQ4_0));
-}
-
 }  // namespace
 
 void quantized_gemv(WeightType type, const void* w, const float* x, float* out, int64_t n,
@@ -94,7 +89,7 @@ void quantized_gemv(WeightType type, const void* w, const float* x, float* out, 
   const int rows_per_block = kGemvThreads / kWarpSize;
   const auto blocks = static_cast<unsigned int>((m + rows_per_block - 1) / rows_per_block);
   const auto* bytes = static_cast<const uint8_t*>(w);
-  const int64_t row_bytes = quantized_row_bytes(type, k);
+  const int64_t row_bytes = weight_row_bytes(type, k);
   if (type == WeightType::kQ8_0) {
     gemv_kernel<WeightType::kQ8_0>
         <<<blocks, kGemvThreads, 0, stream>>>(bytes, row_bytes, x, out, static_cast<int>(n), k, m);
@@ -109,7 +104,7 @@ void dequantize_to_half(WeightType type, const void* w, int64_t rows, int64_t k,
                         gpuStream_t stream) {
   if (rows * k == 0) return;
   const auto* bytes = static_cast<const uint8_t*>(w);
-  const int64_t row_bytes = quantized_row_bytes(type, k);
+  const int64_t row_bytes = weight_row_bytes(type, k);
   if (type == WeightType::kQ8_0) {
     dequantize_kernel<WeightType::kQ8_0>
         <<<blocks_for(rows * k), kThreads, 0, stream>>>(bytes, row_bytes, rows, k, out);

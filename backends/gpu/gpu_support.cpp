@@ -1,13 +1,13 @@
-// Which nodes the CUDA backend runs: the ops of ops/op.h with the dtypes its kernels take, on
+// Which nodes a GPU backend runs: the ops of ops/op.h with the dtypes its kernels take, on
 // tensors in its own memory. Anything else is reported up front, naming the node, rather than
 // failing inside a kernel.
 
 #include <variant>
 
-#include "backends/cuda/cuda_context.h"
+#include "backends/gpu/gpu_context.h"
 #include "backends/gpu/kernels/kernels.h"
 
-namespace baton::cuda {
+namespace baton::gpu {
 namespace {
 
 bool is_f32(const Tensor& t) {
@@ -56,10 +56,10 @@ bool supports_dtypes(const Node& node) {
              in[1].shape() == in[0].shape() && is_cache_pair(in[2], in[3]) &&
              in[2].dim(2) == in[0].dim(1) && in[2].dim(3) == in[0].dim(2) && has_batch(node);
     case OpKind::kAttention:
-      // The kernels keep a head's output in registers: head_dim up to gpu::kMaxHeadDim.
+      // The kernels keep a head's output in registers: head_dim up to kMaxHeadDim.
       return arity(3) && is_f32(in[0]) && in[0].rank() == 3 && is_cache_pair(in[1], in[2]) &&
              in[1].dim(3) == in[0].dim(2) && in[1].dim(2) > 0 && in[0].dim(1) % in[1].dim(2) == 0 &&
-             in[0].dim(2) <= gpu::kMaxHeadDim && has_batch(node);
+             in[0].dim(2) <= kMaxHeadDim && has_batch(node);
     case OpKind::kSwiGlu:
     case OpKind::kAdd:
       return arity(2) && is_f32(in[0]) && is_f32(in[1]);
@@ -96,4 +96,4 @@ std::string describe_inputs(const Node& node, std::string_view device) {
   return out;
 }
 
-}  // namespace baton::cuda
+}  // namespace baton::gpu
