@@ -13,9 +13,11 @@ int main(int argc, char** argv) {
       {"info", baton::cli::add_info_command(app)},
       {"backends", baton::cli::add_backends_command(app)},
       {"synth", baton::cli::add_synth_command(app)},
+      {"quantize", baton::cli::add_quantize_command(app)},
       {"bench", baton::cli::add_bench_command(app)},
       {"batch", baton::cli::add_batch_command(app)},
       {"serve", baton::cli::add_serve_command(app)},
+      {"perplexity", baton::cli::add_perplexity_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -13,10 +13,12 @@ Action add_tokenize_command(CLI::App& app);
 Action add_info_command(CLI::App& app);
 Action add_backends_command(CLI::App& app);
 Action add_synth_command(CLI::App& app);
+Action add_quantize_command(CLI::App& app);
 Action add_bench_command(CLI::App& app);
 // `bench serve`, a subcommand of `bench`.
 Action add_bench_serve_command(CLI::App& bench);
 Action add_batch_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_perplexity_command(CLI::App& app);
 
 }  // namespace baton::cli

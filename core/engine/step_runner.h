@@ -1,5 +1,6 @@
 #pragma once
 
+#include <span>
 #include <vector>
 
 #include "core/backend.h"
@@ -12,5 +13,24 @@ namespace baton {
 // logit_rows.size() rows of n_vocab floats, in the order of input.logit_rows.
 std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvCache& cache,
                             const StepInput& input);
+
+// One sequence that owns a whole cache, blocks in order, so it needs no block manager: what
+// the benchmark and perplexity run outside the engine. A new SoloSequence on the same cache
+// starts again at position 0 and overwrites the old K/V.
+class SoloSequence {
+ public:
+  SoloSequence(const Model& model, Backend& backend, const PagedKvCache& cache);
+
+  // Appends `tokens` and returns the logits of the tokens at `logit_rows` (indices into
+  // `tokens`), logit_rows.size() rows of n_vocab floats.
+  std::vector<float> step(std::span<const int32_t> tokens, std::vector<int32_t> logit_rows);
+
+ private:
+  const Model& model_;
+  Backend& backend_;
+  const PagedKvCache& cache_;
+  std::vector<int32_t> blocks_;
+  int32_t length_ = 0;
+};
 
 }  // namespace baton

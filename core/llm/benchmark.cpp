@@ -47,39 +47,6 @@ void summarize(BenchResult& r) {
   r.median_tps = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-// The benchmark's only sequence owns the whole pool, blocks in order, so it needs no block
-// manager; a fresh run starts again at position 0 and overwrites the old K/V.
-class BenchSequence {
- public:
-  BenchSequence(const Model& model, Backend& backend, const PagedKvCache& cache)
-      : model_(model), backend_(backend), cache_(cache) {
-    for (int32_t b = 0; b < cache.shape().n_blocks; ++b) blocks_.push_back(b);
-  }
-
-  // Appends `tokens` and returns the logits of the last of them.
-  std::vector<float> step(std::span<const int32_t> tokens) {
-    auto layout = std::make_shared<PagedBatch>();
-    layout->block_size = cache_.shape().block_size;
-    layout->block_tables = {blocks_};
-    StepInput input;
-    input.tokens.assign(tokens.begin(), tokens.end());
-    for (size_t i = 0; i < tokens.size(); ++i) {
-      layout->token_seq.push_back(0);
-      layout->token_pos.push_back(length_++);
-    }
-    input.layout = std::move(layout);
-    input.logit_rows = {static_cast<int32_t>(tokens.size()) - 1};
-    return run_step(model_, backend_, cache_, input);
-  }
-
- private:
-  const Model& model_;
-  Backend& backend_;
-  const PagedKvCache& cache_;
-  std::vector<int32_t> blocks_;
-  int32_t length_ = 0;
-};
-
 }  // namespace
 
 ModelCost model_cost(const gguf::GgufFile& file) {
@@ -139,14 +106,14 @@ struct Benchmark::Impl {
 
   // One timed run on a fresh sequence; returns tokens per second.
   double run_once(const PagedKvCache& cache, BenchKind kind, int32_t n_tokens) {
-    BenchSequence sequence(*model, *backend, cache);
+    SoloSequence sequence(*model, *backend, cache);
     double seconds = 0;
     if (kind == BenchKind::kPrompt) {
       const std::vector<int32_t> tokens = random_tokens(n_tokens);
       const Clock::time_point start = Clock::now();
       for (int32_t first = 0; first < n_tokens; first += kPrefillChunk) {
         const auto count = std::min(kPrefillChunk, n_tokens - first);
-        sequence.step(std::span<const int32_t>(tokens).subspan(first, count));
+        sequence.step(std::span<const int32_t>(tokens).subspan(first, count), {count - 1});
       }
       seconds = seconds_since(start);
     } else {
@@ -156,12 +123,12 @@ struct Benchmark::Impl {
   }
 
   // Greedy decode steps from a 1-token context; returns the seconds the steps took.
-  double decode(BenchSequence& sequence, int32_t n_tokens) {
-    std::vector<float> logits = sequence.step(random_tokens(1));
+  double decode(SoloSequence& sequence, int32_t n_tokens) {
+    std::vector<float> logits = sequence.step(random_tokens(1), {0});
     const Clock::time_point start = Clock::now();
     for (int32_t i = 0; i < n_tokens; ++i) {
       const int32_t next = argmax(logits);
-      logits = sequence.step(std::span(&next, 1));
+      logits = sequence.step(std::span(&next, 1), {0});
     }
     return seconds_since(start);
   }

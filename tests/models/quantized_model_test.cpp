@@ -18,22 +18,13 @@
 #include "core/gguf/gguf_writer.h"
 #include "models/synthetic_model.h"
 #include "ops/reference.h"
+#include "tests/temp_file.h"
 #include "tests/test_data.h"
 
 namespace baton {
 namespace {
 
-class TempFile {
- public:
-  explicit TempFile(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("baton_quantized_" + std::to_string(::getpid()) + "_" + name)) {}
-  ~TempFile() { std::filesystem::remove(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempFile;
 
 // Rows of 256 and 512 elements: whole super-blocks for the K-quants.
 SyntheticShape shape() {

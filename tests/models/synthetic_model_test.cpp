@@ -13,22 +13,13 @@
 #include "baton/error.h"
 #include "baton/llm.h"
 #include "core/gguf/gguf_file.h"
+#include "tests/temp_file.h"
 #include "tests/test_data.h"
 
 namespace baton {
 namespace {
 
-class TempFile {
- public:
-  explicit TempFile(const std::string& name)
-      : path_(std::filesystem::temp_directory_path() /
-              ("baton_synth_" + std::to_string(::getpid()) + "_" + name)) {}
-  ~TempFile() { std::filesystem::remove(path_); }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
+using testing::TempFile;
 
 SyntheticShape tiny_shape(const std::string& arch = "llama") {
   return SyntheticShape{.architecture = arch,

@@ -173,20 +173,21 @@ TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
   while (metric_value(metrics(), "baton_num_requests_in_flight") != 1) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  const StreamAnswer queued = post_stream(
-      port(), "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 8}, {"stream", true}},
-      [](const StreamAnswer& so_far) {
-        return so_far.raw.find(": keep-alive") == std::string::npos;
-      });
+  const StreamAnswer queued =
+      post_stream(port(), "/v1/completions",
+                  {{"prompt", "hi"}, {"max_tokens", 450}, {"ignore_eos", true}, {"stream", true}},
+                  [](const StreamAnswer& so_far) {
+                    return so_far.raw.find(": keep-alive") == std::string::npos;
+                  });
   EXPECT_NE(queued.raw.find(": keep-alive"), std::string::npos);
   EXPECT_TRUE(queued.events.empty()) << "it was still queued, with no token yet";
+  const std::string aborted = "baton_request_success_total{finished_reason=\"abort\"} 1";
   std::string m = metrics();
-  for (int i = 0; i < 500 && metric_value(m, "baton_num_requests_in_flight") != 1; ++i) {
+  for (int i = 0; i < 2000 && m.find(aborted) == std::string::npos; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     m = metrics();
   }
-  EXPECT_NE(m.find("baton_request_success_total{finished_reason=\"abort\"} 1"), std::string::npos)
-      << m;
+  EXPECT_NE(m.find(aborted), std::string::npos) << m;
   stop_first = true;
   first.join();
 }

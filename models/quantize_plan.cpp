@@ -1,0 +1,162 @@
+// Which type each tensor gets: the presets, llama.cpp's K-quant mixes and its fallbacks for rows
+// that are not whole blocks.
+
+#include <algorithm>
+#include <cctype>
+
+#include "baton/error.h"
+#include "models/quantize_model.h"
+
+namespace baton {
+namespace {
+
+// llama_ftype codes from llama.h. A plain K-quant is labelled as its "_S" mix, the nearest one:
+// llama.cpp has no code for a file of one K-quant type throughout.
+constexpr QuantizePreset kPresets[] = {
+    {"q8_0", DType::kQ8_0, 7},
+    {"q4_0", DType::kQ4_0, 2},
+    {"q4_1", DType::kQ4_1, 3},
+    {"q5_0", DType::kQ5_0, 8},
+    {"q5_1", DType::kQ5_1, 9},
+    {"q2_k", DType::kQ2_K, 10},
+    {"q3_k", DType::kQ3_K, 11},
+    {"q4_k", DType::kQ4_K, 14},
+    {"q5_k", DType::kQ5_K, 16},
+    {"q6_k", DType::kQ6_K, 18},
+    {"q4_k_m", DType::kQ4_K, 15, true},
+    {"q5_k_m", DType::kQ5_K, 17, true},
+    {"f16", DType::kF16, 1},
+    {"bf16", DType::kBF16, 32},
+};
+
+bool equal_ignoring_case(std::string_view a, std::string_view b) {
+  return std::ranges::equal(a, b, [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+// Matrices, as llama-quantize picks them: two or more dimensions and a ".weight" name. Norms
+// and biases are 1-D.
+bool is_weight_matrix(const gguf::TensorInfo& info) {
+  return info.shape.size() >= 2 && info.name.ends_with(".weight");
+}
+
+// The mix's choice for one matrix, before any fallback. `layer` counts the attn_v (or ffn_down)
+// matrices seen so far, as llama.cpp does, so the rule does not depend on parsing names.
+class MixedTypes {
+ public:
+  MixedTypes(const gguf::GgufFile& file, const QuantizePreset& preset) : preset_(preset) {
+    for (const gguf::TensorInfo& info : file.tensors()) {
+      n_attn_v_ += info.name.ends_with(".attn_v.weight");
+      n_ffn_down_ += info.name.ends_with(".ffn_down.weight");
+    }
+    // Without output.weight the model projects through token_embd, so that one gets the output
+    // projection's bits.
+    output_name_ = file.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
+  }
+
+  DType type_for(const std::string& name) {
+    if (!preset_.mixed) return preset_.type;
+    if (name == output_name_) return DType::kQ6_K;
+    if (name.ends_with(".attn_v.weight")) return more_bits(i_attn_v_++, n_attn_v_);
+    if (name.ends_with(".ffn_down.weight")) return more_bits(i_ffn_down_++, n_ffn_down_);
+    return preset_.type;
+  }
+
+ private:
+  DType more_bits(int layer, int n_layers) const {
+    return mixed_layer_gets_more_bits(layer, n_layers) ? DType::kQ6_K : preset_.type;
+  }
+
+  const QuantizePreset& preset_;
+  std::string output_name_;
+  int n_attn_v_ = 0, n_ffn_down_ = 0;
+  int i_attn_v_ = 0, i_ffn_down_ = 0;
+};
+
+[[noreturn]] void unsupported_input(const gguf::TensorInfo& info, const std::string& why) {
+  throw Error(ErrorCategory::kUnsupported, "tensor " + info.name + " is " +
+                                               std::string(ggml_type_name(info.ggml_type)) +
+                                               ", which " + why);
+}
+
+}  // namespace
+
+std::span<const QuantizePreset> quantize_presets() {
+  return kPresets;
+}
+
+const QuantizePreset* find_quantize_preset(std::string_view name) {
+  for (const QuantizePreset& p : kPresets) {
+    if (equal_ignoring_case(p.name, name)) return &p;
+  }
+  return nullptr;
+}
+
+std::string quantize_preset_names() {
+  std::string names;
+  for (const QuantizePreset& p : kPresets)
+    names += (names.empty() ? "" : ", ") + std::string(p.name);
+  return names;
+}
+
+bool mixed_layer_gets_more_bits(int layer, int n_layers) {
+  return layer < n_layers / 8 || layer >= 7 * n_layers / 8 || (layer - n_layers / 8) % 3 == 2;
+}
+
+DType fallback_type(DType wanted, int64_t row_length) {
+  const auto fits = [row_length](DType t) { return row_length % traits(t).block_size == 0; };
+  if (fits(wanted)) return wanted;
+  DType next = DType::kF16;
+  switch (wanted) {
+    case DType::kQ2_K:
+    case DType::kQ3_K:
+      next = DType::kQ4_0;
+      break;
+    case DType::kQ4_K:
+      next = DType::kQ5_0;
+      break;
+    case DType::kQ5_K:
+      next = DType::kQ5_1;
+      break;
+    case DType::kQ6_K:
+      next = DType::kQ8_0;
+      break;
+    default:  // the 32-element types: nothing between them and f16 has smaller blocks
+      break;
+  }
+  return fits(next) ? next : DType::kF16;
+}
+
+std::vector<TensorQuantization> plan_quantization(const gguf::GgufFile& file,
+                                                  const QuantizePreset& preset) {
+  MixedTypes mix(file, preset);
+  std::vector<TensorQuantization> plan;
+  for (const gguf::TensorInfo& info : file.tensors()) {
+    const std::optional<DType> from = dtype_from_ggml_type(info.ggml_type);
+    if (!from) unsupported_input(info, "Baton cannot read");
+    TensorQuantization t{.name = info.name,
+                         .shape = info.shape,
+                         .from_ggml_type = info.ggml_type,
+                         .to = *from,
+                         .bytes_before = info.nbytes,
+                         .bytes_after = info.nbytes};
+    if (is_weight_matrix(info)) {
+      if (*from == DType::kI8 || *from == DType::kI32) {
+        unsupported_input(info, "holds integers, not weights to re-quantize");
+      }
+      const DType wanted = mix.type_for(info.name);
+      t.to = fallback_type(wanted, info.shape.back());
+      if (t.to != wanted) t.fell_back_from = wanted;
+      t.quantized = t.to != *from;
+      int64_t numel = 1;
+      for (int64_t d : info.shape) numel *= d;
+      t.bytes_after = bytes_for(t.to, numel);
+    }
+    plan.push_back(std::move(t));
+  }
+  return plan;
+}
+
+}  // namespace baton
