@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
       {"bench", baton::cli::add_bench_command(app)},
       {"batch", baton::cli::add_batch_command(app)},
       {"serve", baton::cli::add_serve_command(app)},
+      {"chat", baton::cli::add_chat_command(app)},
       {"perplexity", baton::cli::add_perplexity_command(app)},
   };
   try {

@@ -19,6 +19,7 @@ Action add_bench_command(CLI::App& app);
 Action add_bench_serve_command(CLI::App& bench);
 Action add_batch_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
+Action add_chat_command(CLI::App& app);
 Action add_perplexity_command(CLI::App& app);
 
 }  // namespace baton::cli
