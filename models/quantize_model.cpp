@@ -4,8 +4,12 @@
 #include <omp.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
+#include <exception>
 
 #include "baton/error.h"
 #include "core/gguf/gguf_writer.h"
@@ -52,20 +56,37 @@ void copy_metadata(const gguf::GgufFile& file, uint32_t file_type, bool any_bloc
   }
 }
 
-// Decodes each row of `source` to f32 and encodes it as `to` into `out`.
-void quantize_rows(const Tensor& source, DType to, int32_t threads, std::span<std::byte> out) {
+// Decodes each row of `source` to f32 and encodes it as `to` into `out`. An exception may not
+// leave an OpenMP region, so the first one is kept, the remaining rows are skipped, and it is
+// rethrown after the region.
+void quantize_rows(const Tensor& source, const std::string& name, DType to, int32_t threads,
+                   std::span<std::byte> out) {
   const int64_t rows = source.rows();
   const int64_t n = source.row_length();
   const size_t row_bytes = bytes_for(to, n);
+  std::exception_ptr failure;
+  std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())
   {
     std::vector<float> row(static_cast<size_t>(n));
 #pragma omp for schedule(dynamic, 16)
     for (int64_t r = 0; r < rows; ++r) {
-      reference::dequantize_row(source, r, row.data());
-      quantize_row(to, row.data(), out.data() + row_bytes * static_cast<size_t>(r), n);
+      if (failed) continue;
+      try {
+        reference::dequantize_row(source, r, row.data());
+        if (!std::all_of(row.begin(), row.end(), [](float v) { return std::isfinite(v); })) {
+          throw Error(ErrorCategory::kInvalidModel, "tensor " + name + " row " + std::to_string(r) +
+                                                        " holds a value that is not finite");
+        }
+        quantize_row(to, row.data(), out.data() + row_bytes * static_cast<size_t>(r), n);
+      } catch (...) {
+#pragma omp critical(baton_quantize_failure)
+        if (!failure) failure = std::current_exception();
+        failed = true;
+      }
     }
   }
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace
@@ -90,7 +111,7 @@ std::vector<TensorQuantization> quantize_model(const std::filesystem::path& inpu
     writer.add_tensor(t.name, t.shape, t.to,
                       [&t, &options, &plan, source, i](std::span<std::byte> bytes) {
                         if (t.quantized) {
-                          quantize_rows(source, t.to, options.threads, bytes);
+                          quantize_rows(source, t.name, t.to, options.threads, bytes);
                         } else {
                           std::memcpy(bytes.data(), source.raw(), bytes.size());
                         }

@@ -13,7 +13,10 @@ class TempFile {
   explicit TempFile(const std::string& name)
       : path_(std::filesystem::temp_directory_path() /
               ("baton_test_" + std::to_string(::getpid()) + "_" + name)) {}
-  ~TempFile() { std::filesystem::remove(path_); }
+  ~TempFile() {
+    std::error_code ignored;  // a destructor must not throw
+    std::filesystem::remove(path_, ignored);
+  }
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
 

@@ -82,7 +82,8 @@ void print_summary(const std::vector<TensorQuantization>& plan, const QuantizeFl
                 std::string(to_string(t.to)).c_str());
   }
   std::printf("size: %.2f MiB -> %.2f MiB, %.2f -> %.2f bits per weight\n", mib(before), mib(after),
-              before * 8 / elements, after * 8 / elements);
+              elements > 0 ? before * 8 / elements : 0.0,
+              elements > 0 ? after * 8 / elements : 0.0);
   if (requantized > 0) {
     std::fprintf(stderr,
                  "note: %d matrices were already quantized; re-quantizing them loses more than "

@@ -339,17 +339,25 @@ void GgufWriter::write(const std::filesystem::path& path) const {
   const std::vector<char> padding(alignment_, 0);
   out.write(reinterpret_cast<const char*>(head.data()), static_cast<std::streamsize>(head.size()));
   std::vector<std::byte> made;  // reused by every filled tensor
-  for (const PendingTensor& tensor : tensors_) {
-    std::span<const std::byte> bytes = tensor.bytes;
-    if (tensor.fill) {
-      made.assign(tensor.nbytes, std::byte{0});
-      tensor.fill(made);
-      bytes = made;
+  try {
+    for (const PendingTensor& tensor : tensors_) {
+      std::span<const std::byte> bytes = tensor.bytes;
+      if (tensor.fill) {
+        made.assign(tensor.nbytes, std::byte{0});
+        tensor.fill(made);
+        bytes = made;
+      }
+      out.write(reinterpret_cast<const char*>(bytes.data()),
+                static_cast<std::streamsize>(bytes.size()));
+      const uint64_t pad = align_up(bytes.size(), alignment_) - bytes.size();
+      out.write(padding.data(), static_cast<std::streamsize>(pad));
     }
-    out.write(reinterpret_cast<const char*>(bytes.data()),
-              static_cast<std::streamsize>(bytes.size()));
-    const uint64_t pad = align_up(bytes.size(), alignment_) - bytes.size();
-    out.write(padding.data(), static_cast<std::streamsize>(pad));
+  } catch (...) {
+    // A tensor that could not be made (bad input values) leaves no partial file behind.
+    out.close();
+    std::error_code ignored;
+    std::filesystem::remove(partial, ignored);
+    throw;
   }
   out.close();
   if (!out) {

@@ -54,6 +54,14 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                             const PerplexityProgress& progress) {
   const ModelConfig& c = model.config();
   check_options(c, options, tokens.size());
+  // Scored targets are read as logit indices before the model sees them as inputs.
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (tokens[i] < 0 || tokens[i] >= c.n_vocab) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "token " + std::to_string(tokens[i]) + " at index " + std::to_string(i) +
+                      " is outside the model's vocabulary of " + std::to_string(c.n_vocab));
+    }
+  }
   const int32_t n_ctx = options.n_ctx;
   const PagedKvCache cache({.n_layers = c.n_layer,
                             .n_kv_heads = c.n_head_kv,
