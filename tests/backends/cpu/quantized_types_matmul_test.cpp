@@ -12,6 +12,7 @@
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "ops/reference.h"
+#include "tests/backends/cpu/activation_quantization.h"
 #include "tests/backends/cpu/cpu_test_util.h"
 #include "tests/ops/quant_affine.h"
 
@@ -19,32 +20,15 @@ namespace baton {
 namespace {
 
 using cpu::Isa;
+using testing::quantized_like_kernels;
 using testing::random_f32;
 using testing::random_weight;
 using testing::run_cpu;
 
-constexpr int64_t kBlock = 32;
+constexpr int64_t kBlock = testing::kActivationBlock;
 
 bool is_kquant(DType dtype) {
   return traits(dtype).block_size == kQK_K;
-}
-
-// x as the quantizing kernels see it (as in quantized_matmul_test.cpp): per block of 32,
-// d = max|x| / 127 and quants rounded to nearest even. Also returns d per block.
-Tensor quantized_like_kernels(const Tensor& x, std::vector<float>& d) {
-  Tensor out = Tensor::host(DType::kF32, x.shape());
-  const float* in = x.data<float>();
-  d.clear();
-  for (int64_t b = 0; b < x.numel() / kBlock; ++b) {
-    float amax = 0.0f;
-    for (int64_t i = 0; i < kBlock; ++i) amax = std::max(amax, std::abs(in[b * kBlock + i]));
-    const float scale = amax > 0.0f ? 127.0f / amax : 0.0f;
-    d.push_back(amax / 127.0f);
-    for (int64_t i = 0; i < kBlock; ++i) {
-      out.data<float>()[b * kBlock + i] = std::nearbyint(in[b * kBlock + i] * scale) * d.back();
-    }
-  }
-  return out;
 }
 
 // Checks out[r, j] against
