@@ -10,6 +10,7 @@
 #include "baton/error.h"
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
+#include "models/quantize_model.h"
 #include "ops/quantize.h"
 
 namespace baton {
@@ -53,41 +54,16 @@ const std::map<std::string, SyntheticShape, std::less<>>& known_shapes() {
   throw Error(ErrorCategory::kInvalidArgument, message);
 }
 
-// llama.cpp's llama_ftype for a file whose matrices are (mostly) of one type; a K-quant maps to
-// its "_S" mix, the nearest label.
+// llama.cpp's llama_ftype for a file whose matrices are of one type: the quantize presets'
+// codes, plus ALL_F32, which no preset produces.
 uint32_t llama_file_type(DType type) {
-  switch (type) {
-    case DType::kF32:
-      return 0;
-    case DType::kF16:
-      return 1;
-    case DType::kQ4_0:
-      return 2;
-    case DType::kQ4_1:
-      return 3;
-    case DType::kQ8_0:
-      return 7;
-    case DType::kQ5_0:
-      return 8;
-    case DType::kQ5_1:
-      return 9;
-    case DType::kQ2_K:
-      return 10;
-    case DType::kQ3_K:
-      return 11;
-    case DType::kQ4_K:
-      return 14;
-    case DType::kQ5_K:
-      return 16;
-    case DType::kQ6_K:
-      return 18;
-    case DType::kBF16:
-      return 32;
-    default:
-      invalid("weight type " + std::string(to_string(type)) +
-              " cannot be synthesized (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, "
-              "q3_K, q4_K, q5_K or q6_K)");
+  if (type == DType::kF32) return 0;
+  for (const QuantizePreset& preset : quantize_presets()) {
+    if (!preset.mixed && preset.type == type) return preset.llama_ftype;
   }
+  invalid("weight type " + std::string(to_string(type)) +
+          " cannot be synthesized (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, "
+          "q3_K, q4_K, q5_K or q6_K)");
 }
 
 // Every matrix row is n_embd or n_ff long, so both must be whole blocks of `type`.
