@@ -7,8 +7,9 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
-  libgtest-dev libgmock-dev qemu-user libcpp-httplib-dev
+  libgtest-dev libgmock-dev qemu-user libcpp-httplib-dev libsentencepiece-dev
   hipcc libamdhip64-dev
+  chromium chromium-driver
 )
 missing=()
 for p in "${packages[@]}"; do

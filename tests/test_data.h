@@ -20,6 +20,16 @@ inline std::filesystem::path shared_model(const std::string& relative) {
   return dir.empty() ? dir : dir / "models" / relative;
 }
 
+// The demo model bundled with the repository (assets/models), present in every clone.
+inline std::filesystem::path demo_model() {
+  return std::filesystem::path(BATON_SOURCE_DIR) / "assets" / "models" / "kjv-7m-f16.gguf";
+}
+
+// What PyTorch computed for the demo model when it was exported (tools/train_demo/export.py).
+inline std::filesystem::path demo_model_reference() {
+  return std::filesystem::path(BATON_SOURCE_DIR) / "assets" / "models" / "kjv-7m-reference.json";
+}
+
 }  // namespace baton::testing
 
 // Skips the current test with a message naming the missing file when ../shared is absent.

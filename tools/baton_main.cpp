@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
       {"backends", baton::cli::add_backends_command(app)},
       {"synth", baton::cli::add_synth_command(app)},
       {"quantize", baton::cli::add_quantize_command(app)},
+      {"convert", baton::cli::add_convert_command(app)},
       {"bench", baton::cli::add_bench_command(app)},
       {"batch", baton::cli::add_batch_command(app)},
       {"serve", baton::cli::add_serve_command(app)},

@@ -44,11 +44,13 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
       ->capture_default_str();
   return [options] {
+    use_bundled_model_if_unset(options->model);
     const sigset_t signals = shutdown_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     serve::Server server(*options);
     std::cerr << "baton serve: model '" << server.model_name() << "' on http://" << options->host
-              << ":" << server.port() << " (Ctrl-C or SIGTERM to stop)" << std::endl;
+              << ":" << server.port() << " (playground at /; Ctrl-C or SIGTERM to stop)"
+              << std::endl;
     std::atomic<bool> stopped{false};
     std::jthread signal_waiter([&server, &stopped, signals] {
       std::optional<std::jthread> drain;

@@ -14,6 +14,7 @@ Action add_info_command(CLI::App& app);
 Action add_backends_command(CLI::App& app);
 Action add_synth_command(CLI::App& app);
 Action add_quantize_command(CLI::App& app);
+Action add_convert_command(CLI::App& app);
 Action add_bench_command(CLI::App& app);
 // `bench serve`, a subcommand of `bench`.
 Action add_bench_serve_command(CLI::App& bench);

@@ -1,9 +1,13 @@
 #include "tools/model_flags.h"
 
+#include <iostream>
+
+#include "tools/bundled_model.h"
+
 namespace baton::cli {
 
 void add_model_flags(CLI::App& cmd, LLMOptions& o) {
-  cmd.add_option("-m,--model", o.model, "GGUF model file")->required();
+  cmd.add_option("-m,--model", o.model, "GGUF model file (default: the bundled demo model)");
   cmd.add_option("--backend", o.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
@@ -15,6 +19,14 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
+}
+
+void use_bundled_model_if_unset(LLMOptions& options) {
+  if (!options.model.empty()) return;
+  options.model = bundled_model_path().string();
+  std::cerr << "baton: no -m given; using the bundled demo model (a 7M-parameter Llama trained on "
+               "the King James Bible): "
+            << options.model << std::endl;
 }
 
 void add_generation_flags(CLI::App& cmd, GenerationParams& g) {

@@ -9,6 +9,8 @@ namespace {
 
 constexpr std::string_view kEscapedSpace = "\xE2\x96\x81";  // U+2581 "▁"
 
+}  // namespace
+
 std::string unescape_spaces(std::string_view text) {
   std::string out;
   out.reserve(text.size());
@@ -22,8 +24,6 @@ std::string unescape_spaces(std::string_view text) {
   }
   return out;
 }
-
-}  // namespace
 
 SpmTokenizer::SpmTokenizer(Vocabulary vocabulary)
     : Tokenizer(std::move(vocabulary)),

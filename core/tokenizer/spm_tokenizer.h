@@ -6,6 +6,9 @@
 
 namespace baton {
 
+// SentencePiece's space marker "▁" (U+2581) turned back into spaces.
+std::string unescape_spaces(std::string_view text);
+
 // SentencePiece-style BPE (tokenizer.ggml.model "llama"): spaces become "▁", a space is
 // prefixed to text that starts the input or follows a special token, and adjacent pieces merge
 // by the score of the token they form. Characters no token covers fall back to byte tokens

@@ -140,10 +140,11 @@ TEST(Cli, BatchRejectsABadLineNamingItAndTheField) {
   std::filesystem::remove(in);
 }
 
-TEST(Cli, MissingModelFlagIsAUsageError) {
-  const CommandResult r = baton("run -p hi", true);
-  EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.out.find("--model"), std::string::npos) << r.out;
+TEST(Cli, WithoutModelFlagRunsTheBundledDemoModel) {
+  const CommandResult r = baton("run -p \"In the beginning\" -n 8 --temp 0", true);
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("using the bundled demo model"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("In the beginning"), std::string::npos) << r.out;
 }
 
 }  // namespace

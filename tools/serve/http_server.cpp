@@ -10,6 +10,7 @@
 #include "baton/error.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
+#include "tools/serve/playground.h"
 #include "tools/serve/routes.h"
 
 namespace baton::serve {
@@ -203,6 +204,7 @@ void Server::add_routes() {
     response.set_content(metrics_.render(llm_->stats(), engine_->in_flight()),
                          "text/plain; version=0.0.4");
   });
+  add_playground_routes(http_);
 }
 
 }  // namespace baton::serve

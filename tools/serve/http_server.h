@@ -27,8 +27,8 @@ struct ServeOptions {
 };
 
 // Baton's HTTP front end: OpenAI-compatible completions and chat, vLLM and TGI generate, models,
-// health and Prometheus metrics, over one AsyncLLM. It binds in the constructor, so a port in
-// use fails early with a clear error.
+// health, Prometheus metrics and a browser playground at /, over one AsyncLLM. It binds in the
+// constructor, so a port in use fails early with a clear error.
 class Server {
  public:
   explicit Server(const ServeOptions& options);

@@ -121,5 +121,45 @@ TEST_F(NativeRoutes, TgiValidationErrorIs422WithItsErrorBody) {
   EXPECT_EQ(a.json()["error_type"], "validation");
 }
 
+TEST_F(NativeRoutes, PlaygroundPageIsServedAtTheRootAsHtml) {
+  const HttpAnswer root = get(port(), "/");
+  ASSERT_EQ(root.status, 200);
+  EXPECT_EQ(root.headers.find("Content-Type")->second, "text/html; charset=utf-8");
+  EXPECT_NE(root.body.find("<title>Baton Playground</title>"), std::string::npos);
+  EXPECT_EQ(get(port(), "/index.html").body, root.body);
+  const HttpAnswer script = get(port(), "/playground.js");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_TRUE(script.headers.find("Content-Type")->second.starts_with("text/javascript"));
+  EXPECT_NE(script.body.find("v1/chat/completions"), std::string::npos);
+  const HttpAnswer style = get(port(), "/playground.css");
+  ASSERT_EQ(style.status, 200);
+  EXPECT_TRUE(style.headers.find("Content-Type")->second.starts_with("text/css"));
+}
+
+// The page must work offline and leak nothing: no CDN, no web fonts, no analytics.
+TEST_F(NativeRoutes, PlaygroundReferencesNoExternalUrl) {
+  for (const char* path : {"/", "/playground.js", "/playground.css"}) {
+    const HttpAnswer a = get(port(), path);
+    ASSERT_EQ(a.status, 200) << path;
+    EXPECT_EQ(a.body.find("http://"), std::string::npos) << path;
+    EXPECT_EQ(a.body.find("https://"), std::string::npos) << path;
+    EXPECT_EQ(a.body.find("\"//"), std::string::npos) << path << ": a protocol-relative URL";
+  }
+}
+
+class PlaygroundWithApiKey : public ServedModelTest {
+ protected:
+  serve::ServeOptions options() const override { return serve::ServeOptions{.api_key = "sekrit"}; }
+};
+
+TEST_F(PlaygroundWithApiKey, PageOpensWithoutTheKeyWhileTheApiNeedsIt) {
+  const HttpAnswer page = get(port(), "/");
+  EXPECT_EQ(page.status, 200);
+  EXPECT_NE(page.body.find("id=\"api-key\""), std::string::npos);
+  EXPECT_EQ(get(port(), "/playground.js").status, 200);
+  EXPECT_EQ(get(port(), "/v1/models").status, 401);
+  EXPECT_EQ(get(port(), "/v1/models", {{"Authorization", "Bearer sekrit"}}).status, 200);
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -4,32 +4,16 @@
 Usage: openai_client_test.py BATON_BINARY MODEL.gguf. Exits 77 (skip) when the openai package
 or the model is missing.
 """
-import re
-import subprocess
+import os
 import sys
+
+from serve_process import check, start_server, stop_server
 
 try:
     import openai
 except ImportError:
     print("skip: the openai package is not installed (scripts/python-test-env.sh installs it)")
     sys.exit(77)
-
-
-def start_server(binary, model):
-    server = subprocess.Popen(
-        [binary, "serve", "-m", model, "--port", "0", "-t", "1", "--api-key", "test-key",
-         "--served-model-name", "stories"],
-        stderr=subprocess.PIPE, text=True)
-    for line in server.stderr:
-        match = re.search(r"http://127\.0\.0\.1:(\d+)", line)
-        if match:
-            return server, int(match.group(1))
-    raise RuntimeError("baton serve did not start: exit code %s" % server.wait())
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
 
 
 def run(client):
@@ -89,19 +73,18 @@ def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
     binary, model = sys.argv[1], sys.argv[2]
-    import os
     if not os.path.exists(model):
         print("skip: ../shared test data not present (%s)" % model)
         sys.exit(77)
-    server, port = start_server(binary, model)
+    server, port = start_server(binary, model, "--api-key", "test-key",
+                                "--served-model-name", "stories")
     try:
         client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % port, api_key="test-key",
                                max_retries=0)
         run(client)
         print("openai client: completions, chat and streaming all passed")
     finally:
-        server.terminate()
-        code = server.wait(timeout=60)
+        code = stop_server(server)
     sys.exit(code)
 
 

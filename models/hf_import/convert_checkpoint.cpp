@@ -1,0 +1,118 @@
+#include "models/hf_import/convert_checkpoint.h"
+
+#include <vector>
+
+#include "baton/error.h"
+#include "core/gguf/gguf_writer.h"
+#include "models/hf_import/checkpoint_weights.h"
+#include "models/hf_import/llama_config.h"
+#include "models/hf_import/llama_tensors.h"
+#include "models/hf_import/sentencepiece_vocab.h"
+#include "models/quantize_model.h"
+#include "ops/quantize.h"
+#include "ops/reference.h"
+
+namespace baton::hf {
+namespace {
+
+// llama.cpp's general.file_type: LLAMA_FTYPE_ALL_F32, which no quantize preset writes, or the
+// f16 and bf16 presets' codes.
+uint32_t llama_file_type(DType out_type) {
+  if (out_type == DType::kF32) return 0;
+  if (out_type == DType::kF16 || out_type == DType::kBF16) {
+    return find_quantize_preset(to_string(out_type))->llama_ftype;
+  }
+  throw Error(ErrorCategory::kInvalidArgument,
+              "cannot convert to " + std::string(to_string(out_type)) + " (use f32, f16 or bf16)");
+}
+
+std::string directory_name(const std::filesystem::path& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "model/" names "model"
+  return p.filename().string();
+}
+
+void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t file_type,
+                        gguf::GgufWriter& w) {
+  w.add_string("general.architecture", "llama");
+  w.add_string("general.name", name);
+  w.add_uint32("llama.context_length", c.context_length);
+  w.add_uint32("llama.embedding_length", c.hidden_size);
+  w.add_uint32("llama.block_count", c.n_layer);
+  w.add_uint32("llama.feed_forward_length", c.intermediate_size);
+  w.add_uint32("llama.attention.head_count", c.n_head);
+  w.add_uint32("llama.attention.head_count_kv", c.n_head_kv);
+  w.add_float32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  if (c.explicit_head_dim) {
+    w.add_uint32("llama.attention.key_length", c.head_dim);
+    w.add_uint32("llama.attention.value_length", c.head_dim);
+  }
+  w.add_float32("llama.rope.freq_base", static_cast<float>(c.rope_theta));
+  w.add_uint32("llama.rope.dimension_count", c.head_dim);
+  if (c.rope_linear_factor) {
+    w.add_string("llama.rope.scaling.type", "linear");
+    w.add_float32("llama.rope.scaling.factor", static_cast<float>(*c.rope_linear_factor));
+  }
+  w.add_uint32("llama.vocab_size", c.vocab_size);
+  w.add_uint32("general.file_type", file_type);
+}
+
+// Decodes each row to f32 (taking q/k rows in GGUF order) and encodes it as `type`.
+void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType type,
+                 int64_t head_dim, std::span<std::byte> out) {
+  const Tensor source = weights.tensor(m.source);
+  const int64_t n = source.row_length();
+  const size_t row_bytes = bytes_for(type, n);
+  std::vector<float> row(static_cast<size_t>(n));
+  for (int64_t r = 0; r < source.rows(); ++r) {
+    reference::dequantize_row(source, m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r,
+                              row.data());
+    quantize_row(type, row.data(), out.data() + row_bytes * static_cast<size_t>(r), n);
+  }
+}
+
+}  // namespace
+
+ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
+                                  const std::filesystem::path& output,
+                                  const ConvertOptions& options) {
+  const uint32_t file_type = llama_file_type(options.out_type);
+  if (!std::filesystem::exists(dir)) {
+    throw Error(ErrorCategory::kIo, dir.string() + " does not exist");
+  }
+  if (!std::filesystem::is_directory(dir)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                dir.string() +
+                    " is not a directory (convert reads a Hugging Face checkpoint "
+                    "directory)");
+  }
+  if (!std::filesystem::exists(dir / "config.json")) {
+    throw Error(ErrorCategory::kInvalidModel,
+                dir.string() + " has no config.json (not a Hugging Face checkpoint directory?)");
+  }
+  const LlamaConfig config = read_llama_config(dir / "config.json");
+  const SentencePieceVocab vocab = read_sentencepiece_vocab(dir, config);
+  const CheckpointWeights weights = CheckpointWeights::open(dir);
+  const std::vector<TensorMapping> tensors = map_llama_tensors(config, weights);
+
+  gguf::GgufWriter writer;
+  add_model_metadata(config, options.name.empty() ? directory_name(dir) : options.name, file_type,
+                     writer);
+  add_vocab_metadata(vocab, writer);
+  ConvertSummary summary{.n_tensors = static_cast<int32_t>(tensors.size()),
+                         .n_vocab = config.vocab_size,
+                         .tied_embeddings = tensors.back().name != "output.weight"};
+  for (const TensorMapping& m : tensors) {
+    const DType type = m.shape.size() == 1 ? DType::kF32 : options.out_type;
+    writer.add_tensor(m.name, m.shape, type,
+                      [&weights, &m, type, &config](std::span<std::byte> out) {
+                        fill_tensor(weights, m, type, config.head_dim, out);
+                      });
+    summary.n_params += Tensor(type, m.shape, nullptr).numel();
+  }
+  writer.write(output);
+  summary.file_bytes = std::filesystem::file_size(output);
+  return summary;
+}
+
+}  // namespace baton::hf

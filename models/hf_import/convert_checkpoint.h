@@ -1,0 +1,39 @@
+#pragma once
+
+// `baton convert`: a Hugging Face Llama or Mistral checkpoint directory (config.json,
+// safetensors weights, SentencePiece tokenizer.model) written as a GGUF file that Baton and
+// llama.cpp load, with the metadata, tensor names and q/k row order llama.cpp's
+// convert_hf_to_gguf.py writes.
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include "core/dtype.h"
+
+namespace baton::hf {
+
+struct ConvertOptions {
+  DType out_type = DType::kF16;  // matrices: F32, F16 or BF16; 1-D tensors (norms) stay F32
+  std::string name;              // general.name; empty: the directory's name
+};
+
+struct ConvertSummary {
+  int32_t n_tensors = 0;
+  int64_t n_params = 0;
+  int32_t n_vocab = 0;
+  bool tied_embeddings = false;  // no output.weight written
+  uint64_t file_bytes = 0;
+};
+
+// Writes `dir`'s model to `output` one tensor at a time (through a temporary file renamed into
+// place, so a failure leaves no partial output). Everything but the weights' bytes is read and
+// checked before writing starts. Throws Error(kInvalidArgument) when `dir` is not a directory
+// or out_type is not F32, F16 or BF16; Error(kInvalidModel) naming the directory when it has no
+// config.json; and the errors of read_llama_config, read_sentencepiece_vocab,
+// CheckpointWeights::open, map_llama_tensors and GgufWriter::write.
+ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
+                                  const std::filesystem::path& output,
+                                  const ConvertOptions& options = {});
+
+}  // namespace baton::hf

@@ -1,0 +1,133 @@
+#include "models/hf_import/llama_config.h"
+
+#include <algorithm>
+#include <array>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+#include "baton/error.h"
+#include "core/gguf/byte_reader.h"
+#include "models/hf_import/hf_json.h"
+
+namespace baton::hf {
+namespace {
+
+constexpr std::array<std::string_view, 2> kArchitectures = {"LlamaForCausalLM",
+                                                            "MistralForCausalLM"};
+
+class ConfigReader {
+ public:
+  explicit ConfigReader(const std::filesystem::path& path)
+      : path_(path), json_(read_json_object(path)) {}
+
+  [[noreturn]] void invalid(const std::string& message) const {
+    throw Error(ErrorCategory::kInvalidModel, path_.filename().string() + ": " + message);
+  }
+
+  const nlohmann::json& json() const { return json_; }
+  const std::filesystem::path& path() const { return path_; }
+
+  // A positive count that fits int32; `fallback` when the key is absent.
+  int32_t positive(std::string_view key, std::optional<int32_t> fallback = std::nullopt) const {
+    const std::optional<int64_t> value = find_int(json_, key, path_);
+    if (!value) {
+      if (!fallback) invalid("missing \"" + std::string(key) + "\"");
+      return *fallback;
+    }
+    if (*value <= 0 || *value > INT32_MAX) {
+      invalid("\"" + std::string(key) + "\" = " + std::to_string(*value) + " is out of range");
+    }
+    return static_cast<int32_t>(*value);
+  }
+
+  std::string architecture() const {
+    const auto list = json_.find("architectures");
+    if (list == json_.end() || !list->is_array() || list->empty() || !(*list)[0].is_string()) {
+      invalid("\"architectures\" is not a list of model class names");
+    }
+    const std::string name = (*list)[0].get<std::string>();
+    if (std::find(kArchitectures.begin(), kArchitectures.end(), name) == kArchitectures.end()) {
+      throw Error(ErrorCategory::kUnsupported,
+                  path_.filename().string() + ": architecture '" + gguf::printable(name) +
+                      "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM)");
+    }
+    return name;
+  }
+
+  // Only linear scaling maps onto GGUF's llama.rope.scaling.*; llama3 and YaRN need frequency
+  // factors or attention changes that the converter does not write.
+  std::optional<double> rope_linear_factor() const {
+    const auto scaling = json_.find("rope_scaling");
+    if (scaling == json_.end() || scaling->is_null()) return std::nullopt;
+    if (!scaling->is_object()) invalid("\"rope_scaling\" is not an object");
+    // transformers renamed "type" to "rope_type"; configs carry either.
+    std::optional<std::string> type = find_string(*scaling, "rope_type", path_);
+    if (!type) type = find_string(*scaling, "type", path_);
+    if (type != "linear") {
+      throw Error(ErrorCategory::kUnsupported, path_.filename().string() + ": rope_scaling type '" +
+                                                   gguf::printable(type.value_or("")) +
+                                                   "' is not supported (supported: linear)");
+    }
+    const std::optional<double> factor = find_number(*scaling, "factor", path_);
+    if (!factor || !(*factor > 0)) invalid("rope_scaling needs a positive \"factor\"");
+    return factor;
+  }
+
+  // An id or the first of a list of ids (Llama 3 lists several EOS tokens).
+  std::optional<int64_t> token_id(std::string_view key) const {
+    const auto it = json_.find(key);
+    if (it != json_.end() && it->is_array()) {
+      if (it->empty()) return std::nullopt;
+      return find_int(nlohmann::json{{key, it->front()}}, key, path_);
+    }
+    return find_int(json_, key, path_);
+  }
+
+ private:
+  std::filesystem::path path_;
+  nlohmann::json json_;
+};
+
+}  // namespace
+
+LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
+  const ConfigReader r(config_json);
+  LlamaConfig c;
+  c.architecture = r.architecture();
+  c.hidden_size = r.positive("hidden_size");
+  c.intermediate_size = r.positive("intermediate_size");
+  c.n_layer = r.positive("num_hidden_layers");
+  c.n_head = r.positive("num_attention_heads");
+  c.n_head_kv = r.positive("num_key_value_heads", c.n_head);
+  c.explicit_head_dim = find_int(r.json(), "head_dim", r.path()).has_value();
+  if (!c.explicit_head_dim && c.hidden_size % c.n_head != 0) {
+    r.invalid("hidden_size " + std::to_string(c.hidden_size) +
+              " is not a multiple of num_attention_heads " + std::to_string(c.n_head));
+  }
+  c.head_dim = r.positive("head_dim", c.hidden_size / c.n_head);
+  if (c.head_dim % 2 != 0) {
+    r.invalid("the head size " + std::to_string(c.head_dim) +
+              " is odd, which rotary embedding "
+              "cannot split into pairs");
+  }
+  if (c.n_head % c.n_head_kv != 0) {
+    r.invalid("num_attention_heads " + std::to_string(c.n_head) +
+              " is not a multiple of num_key_value_heads " + std::to_string(c.n_head_kv));
+  }
+  c.context_length = r.positive("max_position_embeddings", c.context_length);
+  c.vocab_size = r.positive("vocab_size");
+  c.rms_norm_eps = find_number(r.json(), "rms_norm_eps", r.path()).value_or(c.rms_norm_eps);
+  c.rope_theta = find_number(r.json(), "rope_theta", r.path()).value_or(c.rope_theta);
+  if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0)) {
+    r.invalid("rms_norm_eps and rope_theta must be positive");
+  }
+  c.rope_linear_factor = r.rope_linear_factor();
+  c.tie_word_embeddings =
+      find_bool(r.json(), "tie_word_embeddings", r.path()).value_or(c.tie_word_embeddings);
+  c.bos_token_id = r.token_id("bos_token_id");
+  c.eos_token_id = r.token_id("eos_token_id");
+  c.pad_token_id = r.token_id("pad_token_id");
+  return c;
+}
+
+}  // namespace baton::hf

@@ -1,0 +1,38 @@
+#pragma once
+
+// The hyperparameters of a Hugging Face Llama or Mistral checkpoint, read from its config.json
+// with transformers' defaults for the keys it leaves out.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+
+namespace baton::hf {
+
+struct LlamaConfig {
+  std::string architecture;  // "LlamaForCausalLM" or "MistralForCausalLM"
+  int32_t hidden_size = 0;
+  int32_t intermediate_size = 0;
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;  // num_key_value_heads, else num_attention_heads
+  int32_t head_dim = 0;   // head_dim, else hidden_size / num_attention_heads
+  bool explicit_head_dim = false;
+  int32_t context_length = 2048;  // max_position_embeddings
+  int32_t vocab_size = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  std::optional<double> rope_linear_factor;  // rope_scaling {"type": "linear", "factor": f}
+  bool tie_word_embeddings = false;
+  // A list of EOS ids keeps its first.
+  std::optional<int64_t> bos_token_id, eos_token_id, pad_token_id;
+};
+
+// Throws Error(kIo) when the file cannot be read; Error(kUnsupported) naming the architecture
+// (and the supported ones) or a rope_scaling type other than linear; Error(kInvalidModel)
+// naming the key for a missing, mistyped or inconsistent value (heads that do not divide the
+// hidden size or each other, an odd head size).
+LlamaConfig read_llama_config(const std::filesystem::path& config_json);
+
+}  // namespace baton::hf

@@ -1,0 +1,76 @@
+#include "models/hf_import/llama_tensors.h"
+
+#include <map>
+#include <string_view>
+
+#include "baton/error.h"
+#include "core/gguf/byte_reader.h"
+
+namespace baton::hf {
+namespace {
+
+constexpr std::string_view kOutputSource = "lm_head.weight";
+
+std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
+  const int64_t embd = c.hidden_size, ff = c.intermediate_size, vocab = c.vocab_size;
+  const int64_t q = int64_t{c.n_head} * c.head_dim, kv = int64_t{c.n_head_kv} * c.head_dim;
+  std::vector<TensorMapping> t = {
+      {"model.embed_tokens.weight", "token_embd.weight", {vocab, embd}}};
+  for (int32_t i = 0; i < c.n_layer; ++i) {
+    const std::string hf = "model.layers." + std::to_string(i) + ".";
+    const std::string gg = "blk." + std::to_string(i) + ".";
+    t.push_back({hf + "input_layernorm.weight", gg + "attn_norm.weight", {embd}});
+    t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, true});
+    t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, true});
+    t.push_back({hf + "self_attn.v_proj.weight", gg + "attn_v.weight", {kv, embd}});
+    t.push_back({hf + "self_attn.o_proj.weight", gg + "attn_output.weight", {embd, q}});
+    t.push_back({hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight", {embd}});
+    t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
+    t.push_back({hf + "mlp.up_proj.weight", gg + "ffn_up.weight", {ff, embd}});
+    t.push_back({hf + "mlp.down_proj.weight", gg + "ffn_down.weight", {embd, ff}});
+  }
+  t.push_back({"model.norm.weight", "output_norm.weight", {embd}});
+  t.push_back({std::string(kOutputSource), "output.weight", {vocab, embd}});
+  return t;
+}
+
+}  // namespace
+
+std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
+                                             const CheckpointWeights& weights) {
+  const std::vector<TensorMapping> expected = expected_tensors(config);
+  std::map<std::string_view, const TensorMapping*> by_source;
+  for (const TensorMapping& m : expected) by_source[m.source] = &m;
+  for (const std::string& name : weights.names()) {
+    if (!by_source.contains(name) && !name.ends_with(".rotary_emb.inv_freq")) {
+      throw Error(ErrorCategory::kInvalidModel, "the checkpoint's tensor '" +
+                                                    gguf::printable(name) +
+                                                    "' is not part of a Llama model of " +
+                                                    std::to_string(config.n_layer) + " layers");
+    }
+  }
+
+  std::vector<TensorMapping> mapped;
+  for (const TensorMapping& m : expected) {
+    const SafetensorsTensor* found = weights.find(m.source);
+    if (m.source == kOutputSource && (config.tie_word_embeddings || !found)) continue;
+    if (!found) {
+      throw Error(ErrorCategory::kInvalidModel, "the checkpoint has no tensor '" + m.source + "'");
+    }
+    if (found->shape != m.shape) {
+      throw Error(ErrorCategory::kInvalidModel,
+                  "tensor '" + m.source + "' has shape " + to_string(found->shape) +
+                      " but config.json implies " + to_string(m.shape));
+    }
+    mapped.push_back(m);
+  }
+  return mapped;
+}
+
+int64_t rotate_half_source_row(int64_t row, int64_t head_dim) {
+  const int64_t head = row / head_dim, within = row % head_dim;
+  const int64_t pair = within / 2, half = within % 2;
+  return head * head_dim + half * (head_dim / 2) + pair;
+}
+
+}  // namespace baton::hf

@@ -1,0 +1,38 @@
+#pragma once
+
+// Which GGUF tensor each Hugging Face Llama tensor becomes, and the row order GGUF wants.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/tensor.h"
+#include "models/hf_import/checkpoint_weights.h"
+#include "models/hf_import/llama_config.h"
+
+namespace baton::hf {
+
+struct TensorMapping {
+  std::string source;  // the checkpoint's name: model.layers.0.self_attn.q_proj.weight
+  std::string name;    // the GGUF name: blk.0.attn_q.weight
+  Shape shape;         // the same in both, outermost first
+  // q_proj and k_proj, whose rows go from rotate_half to interleaved order per head (see
+  // rotate_half_source_row).
+  bool interleave_rotary = false;
+};
+
+// The GGUF tensors of `config`'s model, from token_embd through the layers to output_norm and
+// output. output.weight is left out when the embeddings are tied or the checkpoint has no
+// lm_head (Baton and llama.cpp then project through token_embd); rotary_emb.inv_freq buffers
+// are ignored. Throws Error(kInvalidModel) naming a tensor that is not part of such a model, a
+// missing one, or one whose shape is not what config.json implies.
+std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
+                                             const CheckpointWeights& weights);
+
+// The checkpoint row that holds row `row` of a q or k projection in GGUF order. Hugging Face
+// keeps each head's rotary pairs as its two halves (rotate_half: pair i is rows i and
+// i + head_dim/2), GGUF llama as adjacent rows 2i and 2i + 1, as llama.cpp's converter permutes
+// them.
+int64_t rotate_half_source_row(int64_t row, int64_t head_dim);
+
+}  // namespace baton::hf

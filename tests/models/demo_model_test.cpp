@@ -1,0 +1,82 @@
+// The bundled demo model (assets/models, trained by tools/train_demo/) against what PyTorch
+// computed for it at export time: the checkpoint went HF directory -> `baton convert` -> F16
+// GGUF, so this checks the converter's tensor mapping and RoPE permutation, the SentencePiece
+// vocabulary export and the forward pass end to end, on a file every clone has.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "baton/llm.h"
+#include "tests/test_data.h"
+
+namespace baton {
+namespace {
+
+struct Reference {
+  std::string prompt;
+  std::vector<int32_t> prompt_ids;
+  std::vector<double> last_logits;
+  std::vector<int32_t> greedy_ids;
+};
+
+Reference load_reference() {
+  std::ifstream in(testing::demo_model_reference());
+  const nlohmann::json doc = nlohmann::json::parse(in);
+  return {doc.at("prompt"), doc.at("prompt_ids"), doc.at("last_logits"), doc.at("greedy_ids")};
+}
+
+std::vector<double> log_softmax(const std::vector<double>& logits) {
+  const double max = *std::max_element(logits.begin(), logits.end());
+  double sum = 0;
+  for (double v : logits) sum += std::exp(v - max);
+  std::vector<double> out;
+  for (double v : logits) out.push_back(v - max - std::log(sum));
+  return out;
+}
+
+class DemoModel : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    llm_ = new LLM(LLMOptions{.model = testing::demo_model().string(), .threads = 2});
+  }
+  static void TearDownTestSuite() { delete llm_; }
+  static LLM* llm_;
+};
+LLM* DemoModel::llm_ = nullptr;
+
+TEST_F(DemoModel, TokenizesThePromptAsSentencePieceDid) {
+  const Reference ref = load_reference();
+  EXPECT_EQ(llm_->tokenize(ref.prompt, /*add_special=*/true, /*parse_special=*/false),
+            ref.prompt_ids);
+}
+
+// F16 weights against PyTorch's F32 forward: log-probabilities agree within 0.02 nats.
+TEST_F(DemoModel, FirstTokenLogprobsMatchPyTorch) {
+  const Reference ref = load_reference();
+  GenerationParams params;
+  params.max_tokens = 1;
+  params.sampling.temperature = 0;
+  params.logprobs = 20;
+  const GenerationOutput out = llm_->generate(ref.prompt, params);
+  ASSERT_EQ(out.completions.at(0).logprobs.size(), 1u);
+  const std::vector<double> expected = log_softmax(ref.last_logits);
+  for (const TokenLogprob& top : out.completions[0].logprobs[0].top) {
+    EXPECT_NEAR(top.logprob, expected.at(top.token), 0.02) << "token " << top.token;
+  }
+}
+
+TEST_F(DemoModel, GreedyContinuationMatchesPyTorch) {
+  const Reference ref = load_reference();
+  GenerationParams params;
+  params.max_tokens = static_cast<int32_t>(ref.greedy_ids.size());
+  params.sampling.temperature = 0;
+  params.ignore_eos = true;
+  EXPECT_EQ(llm_->generate(ref.prompt, params).tokens, ref.greedy_ids);
+}
+
+}  // namespace
+}  // namespace baton

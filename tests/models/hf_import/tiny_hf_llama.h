@@ -1,0 +1,238 @@
+#pragma once
+
+// A tiny random-weight Hugging Face Llama checkpoint directory (config.json,
+// tokenizer_config.json, a SentencePiece tokenizer.model trained here, model.safetensors in HF
+// layout) and a naive double-precision forward pass over its weights as transformers' Llama
+// computes it: RMSNorm, rotate_half RoPE, GQA attention with a causal mask, SwiGLU.
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tests/models/hf_import/safetensors_writer.h"
+
+namespace baton::testing {
+
+struct TinyHfSpec {
+  int hidden = 64, layers = 2, heads = 4, kv_heads = 2, ffn = 96;
+  int extra_vocab = 0;  // embedding rows past the SentencePiece pieces (config vocab_size)
+  bool tied = false;    // tie_word_embeddings: no lm_head.weight
+  double rope_theta = 10000.0, rms_eps = 1e-5;
+};
+
+// Trains a byte-fallback BPE SentencePiece model as Llama's is configured (no normalization,
+// a dummy space prefix, whitespace kept) on generated sentences; writes dir/tokenizer.model.
+inline void train_sentencepiece(const std::filesystem::path& dir, uint32_t seed) {
+  const char* words[] = {"the",  "cat",    "sat",  "on",   "a",      "mat",   "and",
+                         "dog",  "ran",    "to",   "big",  "red",    "house", "in",
+                         "tree", "little", "girl", "saw",  "bird",   "happy", "sun",
+                         "day",  "played", "with", "ball", "friend", "jumped"};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, std::size(words) - 1);
+  const std::filesystem::path corpus = dir / "corpus.txt";
+  {
+    std::ofstream out(corpus);
+    for (int line = 0; line < 400; ++line) {
+      for (int w = 0; w < 8; ++w) out << (w ? " " : "") << words[pick(rng)];
+      out << ". Tom has " << line << " apples!\n";
+    }
+  }
+  const auto status = sentencepiece::SentencePieceTrainer::Train(
+      "--input=" + corpus.string() + " --model_prefix=" + (dir / "tokenizer").string() +
+      " --vocab_size=400 --model_type=bpe --byte_fallback=true --character_coverage=1.0"
+      " --normalization_rule_name=identity --remove_extra_whitespaces=false"
+      " --add_dummy_prefix=true --split_digits=true --minloglevel=2");
+  std::filesystem::remove(corpus);
+  std::filesystem::remove(dir / "tokenizer.vocab");
+  if (!status.ok()) throw std::runtime_error("sentencepiece training failed: " + status.ToString());
+}
+
+class TinyHfLlama {
+ public:
+  TinyHfLlama(const std::filesystem::path& dir, const TinyHfSpec& spec, uint32_t seed)
+      : spec_(spec), rng_(seed) {
+    train_sentencepiece(dir, seed);
+    sentencepiece::SentencePieceProcessor sp;
+    if (!sp.Load((dir / "tokenizer.model").string()).ok()) {
+      throw std::runtime_error("cannot load the trained tokenizer.model");
+    }
+    vocab_ = sp.GetPieceSize() + spec.extra_vocab;
+    write_config(dir / "config.json");
+    std::ofstream(dir / "tokenizer_config.json")
+        << nlohmann::json{{"add_bos_token", true}, {"add_eos_token", false}}.dump();
+    make_weights();
+    std::vector<SafetensorsEntry> entries;
+    for (const auto& [name, w] : weights_) entries.push_back(f32_entry(name, w.shape, w.values));
+    write_safetensors(dir / "model.safetensors", entries);
+  }
+
+  int vocab_size() const { return vocab_; }
+
+  // The logits at every position of `tokens`.
+  std::vector<std::vector<double>> logits(const std::vector<int32_t>& tokens) const {
+    const int n = static_cast<int>(tokens.size()), hd = head_dim();
+    std::vector<Vec> x(n);
+    for (int t = 0; t < n; ++t) x[t] = row("model.embed_tokens.weight", tokens[t]);
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<Vec> q(n), k(n), v(n);
+      for (int t = 0; t < n; ++t) {
+        const Vec h = rms_norm(x[t], p + "input_layernorm.weight");
+        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj.weight", h), t);
+        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj.weight", h), t);
+        v[t] = linear(p + "self_attn.v_proj.weight", h);
+      }
+      for (int t = 0; t < n; ++t) {
+        Vec attn(spec_.heads * hd, 0.0);
+        for (int h = 0; h < spec_.heads; ++h) {
+          const int kvh = h / (spec_.heads / spec_.kv_heads);
+          Vec weights(t + 1);
+          double max_score = -INFINITY, total = 0;
+          for (int s = 0; s <= t; ++s) {
+            double dot = 0;
+            for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
+            weights[s] = dot / std::sqrt(double(hd));
+            max_score = std::max(max_score, weights[s]);
+          }
+          for (double& s : weights) total += s = std::exp(s - max_score);
+          for (int s = 0; s <= t; ++s) {
+            for (int d = 0; d < hd; ++d) {
+              attn[h * hd + d] += weights[s] / total * v[s][kvh * hd + d];
+            }
+          }
+        }
+        add_to(x[t], linear(p + "self_attn.o_proj.weight", attn));
+        const Vec h = rms_norm(x[t], p + "post_attention_layernorm.weight");
+        const Vec gate = linear(p + "mlp.gate_proj.weight", h);
+        Vec act = linear(p + "mlp.up_proj.weight", h);
+        for (size_t i = 0; i < act.size(); ++i) act[i] *= gate[i] / (1.0 + std::exp(-gate[i]));
+        add_to(x[t], linear(p + "mlp.down_proj.weight", act));
+      }
+    }
+    std::vector<Vec> out(n);
+    const std::string head = spec_.tied ? "model.embed_tokens.weight" : "lm_head.weight";
+    for (int t = 0; t < n; ++t) out[t] = linear(head, rms_norm(x[t], "model.norm.weight"));
+    return out;
+  }
+
+ private:
+  using Vec = std::vector<double>;
+  struct Weight {
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+  };
+
+  int head_dim() const { return spec_.hidden / spec_.heads; }
+
+  void write_config(const std::filesystem::path& path) const {
+    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
+                                   {"model_type", "llama"},
+                                   {"hidden_size", spec_.hidden},
+                                   {"intermediate_size", spec_.ffn},
+                                   {"num_hidden_layers", spec_.layers},
+                                   {"num_attention_heads", spec_.heads},
+                                   {"num_key_value_heads", spec_.kv_heads},
+                                   {"max_position_embeddings", 256},
+                                   {"rms_norm_eps", spec_.rms_eps},
+                                   {"rope_theta", spec_.rope_theta},
+                                   {"rope_scaling", nullptr},
+                                   {"vocab_size", vocab_},
+                                   {"tie_word_embeddings", spec_.tied},
+                                   {"bos_token_id", 1},
+                                   {"eos_token_id", 2},
+                                   {"torch_dtype", "float32"}};
+    std::ofstream(path) << config.dump(2);
+  }
+
+  void add(const std::string& name, std::vector<int64_t> shape, double scale, double offset = 0) {
+    std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> values(n);
+    for (float& v : values) v = static_cast<float>(offset) + normal(rng_);
+    weights_[name] = Weight{std::move(shape), std::move(values)};
+  }
+
+  void make_weights() {
+    const int64_t e = spec_.hidden, q = spec_.heads * head_dim(), kv = spec_.kv_heads * head_dim();
+    const double in_scale = 1.5 / std::sqrt(double(e));
+    add("model.embed_tokens.weight", {vocab_, e}, 1.0);
+    add("model.norm.weight", {e}, 0.2, 1.0);
+    if (!spec_.tied) add("lm_head.weight", {vocab_, e}, in_scale);
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      add(p + "input_layernorm.weight", {e}, 0.2, 1.0);
+      add(p + "self_attn.q_proj.weight", {q, e}, in_scale);
+      add(p + "self_attn.k_proj.weight", {kv, e}, in_scale);
+      add(p + "self_attn.v_proj.weight", {kv, e}, in_scale);
+      add(p + "self_attn.o_proj.weight", {e, q}, 1.0 / std::sqrt(double(q)));
+      add(p + "post_attention_layernorm.weight", {e}, 0.2, 1.0);
+      add(p + "mlp.gate_proj.weight", {spec_.ffn, e}, in_scale);
+      add(p + "mlp.up_proj.weight", {spec_.ffn, e}, in_scale);
+      add(p + "mlp.down_proj.weight", {e, spec_.ffn}, 1.0 / std::sqrt(double(spec_.ffn)));
+    }
+  }
+
+  Vec row(const std::string& name, int64_t r) const {
+    const Weight& w = weights_.at(name);
+    const auto begin = w.values.begin() + r * w.shape[1];
+    return Vec(begin, begin + w.shape[1]);
+  }
+
+  // y = W x for W [rows, cols], PyTorch's nn.Linear.
+  Vec linear(const std::string& name, const Vec& x) const {
+    const Weight& w = weights_.at(name);
+    Vec y(w.shape[0], 0.0);
+    for (int64_t r = 0; r < w.shape[0]; ++r) {
+      for (int64_t c = 0; c < w.shape[1]; ++c) y[r] += double(w.values[r * w.shape[1] + c]) * x[c];
+    }
+    return y;
+  }
+
+  Vec rms_norm(const Vec& x, const std::string& weight) const {
+    double ss = 0;
+    for (double v : x) ss += v * v;
+    const double inv = 1.0 / std::sqrt(ss / x.size() + spec_.rms_eps);
+    const Weight& w = weights_.at(weight);
+    Vec y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * w.values[i];
+    return y;
+  }
+
+  // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, where each head's
+  // dimension i pairs with i + head_dim/2.
+  Vec rotate_half_rope(Vec x, int pos) const {
+    const int hd = head_dim(), half = hd / 2;
+    for (size_t h = 0; h < x.size() / hd; ++h) {
+      for (int i = 0; i < half; ++i) {
+        const double angle = pos * std::pow(spec_.rope_theta, -2.0 * i / hd);
+        double& a = x[h * hd + i];
+        double& b = x[h * hd + i + half];
+        const double x0 = a, x1 = b;
+        a = x0 * std::cos(angle) - x1 * std::sin(angle);
+        b = x1 * std::cos(angle) + x0 * std::sin(angle);
+      }
+    }
+    return x;
+  }
+
+  static void add_to(Vec& x, const Vec& y) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  }
+
+  TinyHfSpec spec_;
+  std::mt19937 rng_;
+  int64_t vocab_ = 0;
+  std::map<std::string, Weight> weights_;
+};
+
+}  // namespace baton::testing
