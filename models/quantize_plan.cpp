@@ -25,6 +25,7 @@ constexpr QuantizePreset kPresets[] = {
     {"q6_k", DType::kQ6_K, 18},
     {"q4_k_m", DType::kQ4_K, 15, true},
     {"q5_k_m", DType::kQ5_K, 17, true},
+    {"f32", DType::kF32, 0},
     {"f16", DType::kF16, 1},
     {"bf16", DType::kBF16, 32},
 };

@@ -61,12 +61,13 @@ GenerationParams greedy(int32_t max_tokens, int32_t logprobs = 0) {
 }
 
 TEST(QuantizePresets, FindsEveryNameInEitherCaseAndRejectsOthers) {
-  EXPECT_EQ(quantize_presets().size(), 14u);
+  EXPECT_EQ(quantize_presets().size(), 15u);
   for (const QuantizePreset& p : quantize_presets()) EXPECT_EQ(find_quantize_preset(p.name), &p);
   EXPECT_EQ(find_quantize_preset("Q4_K_M")->llama_ftype, 15u);
   EXPECT_EQ(find_quantize_preset("q5_k_m")->llama_ftype, 17u);
   EXPECT_EQ(find_quantize_preset("q4_k_s"), nullptr);
-  EXPECT_EQ(find_quantize_preset("f32"), nullptr);
+  EXPECT_EQ(find_quantize_preset("F32")->llama_ftype, 0u);
+  EXPECT_EQ(find_quantize_preset("q8"), nullptr);
 }
 
 TEST(QuantizePresets, MixGivesMoreBitsToFirstAndLastEighthAndEveryThirdLayer) {

@@ -1,23 +1,19 @@
 #include <fstream>
 
 #include "tests/temp_file.h"
-#include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
 
 namespace baton::testing {
 namespace {
 
-// Runs `baton chat` on stories260K with `script` as its standard input.
+// Runs `baton chat` on the bundled demo model (no -m) with `script` as its standard input.
 CommandResult chat(const std::string& script, Capture capture) {
   TempFile input("chat_input.txt");
   std::ofstream(input.path()) << script;
-  return run_baton("chat -m " + shared_model("stories260K.gguf").string() +
-                       " -n 12 --temp 0 -t 1 < " + input.str(),
-                   capture);
+  return run_baton("chat -n 12 --temp 0 -t 1 < " + input.str(), capture);
 }
 
 TEST(ChatCli, ScriptedConversationStreamsAnswersResetsAndReportsSpeed) {
-  BATON_REQUIRE_SHARED_FILE(shared_model("stories260K.gguf"));
   const CommandResult out = chat("Hi\n/reset\nHi\n/exit\nnot read\n", Capture::kStdout);
   ASSERT_EQ(out.exit_code, 0);
   EXPECT_NE(out.out.find("(conversation reset)"), std::string::npos) << out.out;
@@ -35,7 +31,6 @@ TEST(ChatCli, ScriptedConversationStreamsAnswersResetsAndReportsSpeed) {
 }
 
 TEST(ChatCli, SecondTurnSeesTheFirst) {
-  BATON_REQUIRE_SHARED_FILE(shared_model("stories260K.gguf"));
   // The second prompt holds the first exchange, so the greedy answer to the same line differs
   // from the first one only because the history reached the model.
   const CommandResult two = chat("Hi\nHi\n", Capture::kStdout);

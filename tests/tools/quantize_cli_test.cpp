@@ -24,6 +24,10 @@ std::string stories() {
   return baton::testing::shared_model("stories260K.gguf").string();
 }
 
+std::string demo() {
+  return baton::testing::demo_model().string();
+}
+
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -59,14 +63,28 @@ TEST(CliQuantize, Stories260KQ4KMPrintsProgressFallbacksAndSummary) {
   EXPECT_EQ(run.exit_code, 0);
 }
 
+TEST(CliQuantize, DemoModelQ4KMNeedsNoFallbackAndGenerates) {
+  TempFile out("demo_q4_k_m.gguf");
+  const CommandResult summary =
+      run_baton("quantize " + demo() + " " + out.str() + " --type q4_k_m --threads 2");
+  ASSERT_EQ(summary.exit_code, 0) << summary.out;
+  EXPECT_TRUE(contains(summary.out, "tensors: 75 (")) << summary.out;
+  EXPECT_FALSE(contains(summary.out, "fallback")) << summary.out;
+  const baton::gguf::GgufFile file = baton::gguf::GgufFile::open(out.str());
+  EXPECT_EQ(file.get_int("general.file_type"), 15);
+  const CommandResult run =
+      run_baton("run -m " + out.str() + " -p 'In the beginning' -n 8 --temp 0 -q");
+  EXPECT_EQ(run.exit_code, 0);
+  EXPECT_TRUE(contains(run.out, "In the beginning")) << run.out;
+}
+
 TEST(CliQuantize, UnknownTypeListsTheValidOnes) {
-  BATON_REQUIRE_SHARED_FILE(baton::testing::shared_model("stories260K.gguf"));
   TempFile out("unknown.gguf");
-  const CommandResult r = run_baton("quantize " + stories() + " " + out.str() + " --type q3_k_xl",
+  const CommandResult r = run_baton("quantize " + demo() + " " + out.str() + " --type q3_k_xl",
                                     Capture::kStdoutAndStderr);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.out, "error: --type 'q3_k_xl' is not one of q8_0, q4_0,")) << r.out;
-  EXPECT_TRUE(contains(r.out, "q4_k_m, q5_k_m, f16, bf16")) << r.out;
+  EXPECT_TRUE(contains(r.out, "q4_k_m, q5_k_m, f32, f16, bf16")) << r.out;
 }
 
 TEST(CliQuantize, UnreadableInputNamesIt) {
@@ -80,13 +98,11 @@ TEST(CliQuantize, UnreadableInputNamesIt) {
 }
 
 TEST(CliQuantize, UnwritableOutputFailsBeforeQuantizing) {
-  BATON_REQUIRE_SHARED_FILE(baton::testing::shared_model("stories260K.gguf"));
-  const CommandResult r =
-      run_baton("quantize " + stories() + " /nonexistent-baton/out.gguf --type q8_0",
-                Capture::kStdoutAndStderr);
+  const CommandResult r = run_baton(
+      "quantize " + demo() + " /nonexistent-baton/out.gguf --type q8_0", Capture::kStdoutAndStderr);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_TRUE(contains(r.out, "error: cannot write /nonexistent-baton/out.gguf")) << r.out;
-  EXPECT_FALSE(contains(r.out, "[1/48]")) << r.out;
+  EXPECT_FALSE(contains(r.out, "[1/75]")) << r.out;
 }
 
 TEST(CliQuantize, InputOfATypeItCannotDecodeNamesTensorAndType) {

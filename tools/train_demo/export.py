@@ -8,9 +8,11 @@ import torch
 
 # The model continues text; it has never seen a dialogue. The template therefore gives it the
 # conversation as plain text, one turn per line, so a "chat" continues the user's words.
+# The newline is a Jinja string: Hugging Face renders with trim_blocks, which drops a literal
+# newline that follows a block tag.
 CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for message in messages %}{{ message['content'] | trim }}"
-    "{% if not loop.last %}\n{% endif %}{% endfor %}"
+    "{{ bos_token }}{% for message in messages %}{% if not loop.first %}{{ '\\n' }}{% endif %}"
+    "{{ message['content'] | trim }}{% endfor %}"
 )
 
 

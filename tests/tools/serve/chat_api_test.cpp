@@ -12,14 +12,12 @@ class ChatApi : public ServedModelTest {};
 const json kMessages = json::array({{{"role", "system"}, {"content", "You tell stories."}},
                                     {{"role", "user"}, {"content", "Tell me about a cat."}}});
 
-// stories260K has no chat template, so the server renders with Baton's ChatML default.
+// The demo model's own template: the turns as plain lines after BOS.
 std::string offline_chat_greedy(int32_t max_tokens) {
-  LLM llm({.model = stories_model().string(), .threads = 1});
+  LLM llm({.model = served_model().string(), .threads = 1});
   const ChatPrompt prompt =
       llm.chat_prompt({{"system", "You tell stories."}, {"user", "Tell me about a cat."}}, true);
-  EXPECT_EQ(prompt.text,
-            "<|im_start|>system\nYou tell stories.<|im_end|>\n<|im_start|>user\nTell me about a "
-            "cat.<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(prompt.text, "<s>You tell stories.\nTell me about a cat.");
   Request r{.params = greedy(max_tokens), .prompt_tokens = prompt.tokens};
   return llm.generate(std::vector<Request>{r}).front().text;
 }
@@ -27,7 +25,7 @@ std::string offline_chat_greedy(int32_t max_tokens) {
 TEST_F(ChatApi, GreedyChatMatchesOfflineGenerationOfTheTemplatedPrompt) {
   const HttpAnswer a = post_json(
       port(), "/v1/chat/completions",
-      {{"model", "stories260K"}, {"messages", kMessages}, {"max_tokens", 20}, {"temperature", 0}});
+      {{"model", "kjv-7m-f16"}, {"messages", kMessages}, {"max_tokens", 20}, {"temperature", 0}});
   ASSERT_EQ(a.status, 200) << a.body;
   const json body = a.json();
   EXPECT_EQ(body["object"], "chat.completion");

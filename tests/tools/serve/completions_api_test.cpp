@@ -13,7 +13,7 @@ class CompletionsApi : public ServedModelTest {};
 
 TEST_F(CompletionsApi, GreedyCompletionMatchesOfflineGenerationWithUsage) {
   const HttpAnswer a = post_json(port(), "/v1/completions",
-                                 {{"model", "stories260K"},
+                                 {{"model", "kjv-7m-f16"},
                                   {"prompt", "Once upon a time"},
                                   {"max_tokens", 24},
                                   {"temperature", 0}});
@@ -21,7 +21,7 @@ TEST_F(CompletionsApi, GreedyCompletionMatchesOfflineGenerationWithUsage) {
   const json body = a.json();
   EXPECT_EQ(body["object"], "text_completion");
   EXPECT_TRUE(body["id"].get<std::string>().starts_with("cmpl-"));
-  EXPECT_EQ(body["model"], "stories260K");
+  EXPECT_EQ(body["model"], "kjv-7m-f16");
   ASSERT_EQ(body["choices"].size(), 1u);
   EXPECT_EQ(body["choices"][0]["text"], offline_greedy("Once upon a time", 24));
   EXPECT_EQ(body["choices"][0]["index"], 0);
@@ -84,7 +84,7 @@ TEST_F(CompletionsApi, SeveralPromptsAndTokenIdPromptsGiveOneChoiceEach) {
   EXPECT_EQ(choices[0]["text"], offline_greedy("Once upon a time", 8));
   EXPECT_EQ(choices[1]["text"], offline_greedy("The cat", 8));
 
-  LLM llm({.model = stories_model().string(), .threads = 1});
+  LLM llm({.model = served_model().string(), .threads = 1});
   const std::vector<int32_t> ids = llm.tokenize("The cat", true, false);
   const HttpAnswer by_ids = post_json(port(), "/v1/completions",
                                       {{"prompt", ids}, {"max_tokens", 8}, {"temperature", 0}});

@@ -18,17 +18,17 @@ except ImportError:
 
 def run(client):
     models = client.models.list()
-    check([m.id for m in models.data] == ["stories"], "models: %r" % models)
+    check([m.id for m in models.data] == ["kjv-demo"], "models: %r" % models)
 
     completion = client.completions.create(
-        model="stories", prompt="Once upon a time", max_tokens=20, temperature=0)
+        model="kjv-demo", prompt="Once upon a time", max_tokens=20, temperature=0)
     text = completion.choices[0].text
     check(len(text) > 0, "completion text is empty")
     check(completion.usage.completion_tokens > 0, "usage: %r" % completion.usage)
 
     pieces = []
     stream = client.completions.create(
-        model="stories", prompt="Once upon a time", max_tokens=20, temperature=0, stream=True)
+        model="kjv-demo", prompt="Once upon a time", max_tokens=20, temperature=0, stream=True)
     for chunk in stream:
         pieces.append(chunk.choices[0].text)
     check(len(pieces) > 1, "the completion stream came in %d chunks" % len(pieces))
@@ -37,7 +37,7 @@ def run(client):
     messages = [{"role": "system", "content": "You tell stories."},
                 {"role": "user", "content": "Tell me about a cat."}]
     chat = client.chat.completions.create(
-        model="stories", messages=messages, max_tokens=20, temperature=0)
+        model="kjv-demo", messages=messages, max_tokens=20, temperature=0)
     reply = chat.choices[0].message.content
     check(chat.choices[0].message.role == "assistant", "chat role")
     check(len(reply) > 0, "chat reply is empty")
@@ -45,7 +45,7 @@ def run(client):
     deltas = []
     usage = None
     stream = client.chat.completions.create(
-        model="stories", messages=messages, max_tokens=20, temperature=0, stream=True,
+        model="kjv-demo", messages=messages, max_tokens=20, temperature=0, stream=True,
         stream_options={"include_usage": True})
     for chunk in stream:
         if chunk.usage is not None:
@@ -74,10 +74,10 @@ def main():
         sys.exit(__doc__)
     binary, model = sys.argv[1], sys.argv[2]
     if not os.path.exists(model):
-        print("skip: ../shared test data not present (%s)" % model)
+        print("skip: model not present (%s)" % model)
         sys.exit(77)
     server, port = start_server(binary, model, "--api-key", "test-key",
-                                "--served-model-name", "stories")
+                                "--served-model-name", "kjv-demo")
     try:
         client = openai.OpenAI(base_url="http://127.0.0.1:%d/v1" % port, api_key="test-key",
                                max_retries=0)

@@ -21,8 +21,9 @@
 
 namespace baton::testing {
 
-inline std::filesystem::path stories_model() {
-  return shared_model("stories260K.gguf");
+// The bundled demo model: every clone has it, so the server tests never skip.
+inline std::filesystem::path served_model() {
+  return demo_model();
 }
 
 // A server running on its own thread for the lifetime of the object.
@@ -31,7 +32,7 @@ class RunningServer {
   explicit RunningServer(serve::ServeOptions options) {
     options.host = "127.0.0.1";
     options.port = 0;
-    if (options.model.model.empty()) options.model.model = stories_model().string();
+    if (options.model.model.empty()) options.model.model = served_model().string();
     if (options.model.threads == 0) options.model.threads = 1;
     server_ = std::make_unique<serve::Server>(options);
     thread_ = std::thread([this] { server_->run(); });
@@ -48,13 +49,10 @@ class RunningServer {
   std::thread thread_;
 };
 
-// A fresh server with `options()` for each test; skips when ../shared is absent.
+// A fresh server with `options()` for each test.
 class ServedModelTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    BATON_REQUIRE_SHARED_FILE(stories_model());
-    server_ = std::make_unique<RunningServer>(options());
-  }
+  void SetUp() override { server_ = std::make_unique<RunningServer>(options()); }
   virtual serve::ServeOptions options() const { return {}; }
   int port() const { return server_->port(); }
 
@@ -62,10 +60,10 @@ class ServedModelTest : public ::testing::Test {
   std::unique_ptr<RunningServer> server_;
 };
 
-// stories260K's greedy continuation of `prompt`, generated offline.
+// The served model's greedy continuation of `prompt`, generated offline.
 inline std::string offline_greedy(const std::string& prompt, int32_t max_tokens,
                                   bool ignore_eos = false) {
-  LLM llm({.model = stories_model().string(), .threads = 1});
+  LLM llm({.model = served_model().string(), .threads = 1});
   GenerationParams params;
   params.sampling.temperature = 0;
   params.max_tokens = max_tokens;

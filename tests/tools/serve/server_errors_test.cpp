@@ -7,8 +7,6 @@ using nlohmann::json;
 
 class ServerErrors : public ::testing::Test {
  protected:
-  void SetUp() override { BATON_REQUIRE_SHARED_FILE(stories_model()); }
-
   void start(serve::ServeOptions options = {}) {
     server_ = std::make_unique<RunningServer>(std::move(options));
   }
@@ -106,7 +104,7 @@ TEST_F(ServerErrors, FullQueueIs429WithRetryAfterAndOthersGoOn) {
   std::thread long_request([&] {
     const StreamAnswer s = post_stream(
         port(), "/v1/completions",
-        {{"prompt", "Once"}, {"max_tokens", 400}, {"ignore_eos", true}, {"stream", true}},
+        {{"prompt", "Once"}, {"max_tokens", 200}, {"ignore_eos", true}, {"stream", true}},
         [&](const StreamAnswer&) {
           first_streaming = true;
           return true;
@@ -134,7 +132,7 @@ TEST_F(ServerErrors, ClientThatDisconnectsMidStreamIsAbortedAndItsBlocksFreed) {
   start();
   const StreamAnswer s = post_stream(
       port(), "/v1/completions",
-      {{"prompt", "Once upon a time"}, {"max_tokens", 450}, {"ignore_eos", true}, {"stream", true}},
+      {{"prompt", "Once upon a time"}, {"max_tokens", 200}, {"ignore_eos", true}, {"stream", true}},
       [](const StreamAnswer& so_far) { return so_far.events.size() < 3; });
   EXPECT_GE(s.events.size(), 3u);
   // The server notices at its next write and aborts the request; the engine thread then frees
@@ -156,7 +154,7 @@ TEST_F(ServerErrors, ClientThatDisconnectsMidStreamIsAbortedAndItsBlocksFreed) {
 }
 
 TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
-  // One sequence a step, so the second request waits; the first (64 samples of 450 tokens)
+  // One sequence a step, so the second request waits; the first (64 samples of 240 tokens)
   // runs far longer than the test needs it to.
   start({.model = {.max_seqs = 1}});
   const auto metrics = [&] { return get(port(), "/metrics").body; };
@@ -165,7 +163,7 @@ TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
     post_stream(port(), "/v1/completions",
                 {{"prompt", "Once"},
                  {"n", 64},
-                 {"max_tokens", 450},
+                 {"max_tokens", 240},
                  {"ignore_eos", true},
                  {"stream", true}},
                 [&](const StreamAnswer&) { return !stop_first; });
@@ -175,7 +173,7 @@ TEST_F(ServerErrors, StreamingClientThatLeavesWhileQueuedIsNoticedByKeepAlive) {
   }
   const StreamAnswer queued =
       post_stream(port(), "/v1/completions",
-                  {{"prompt", "hi"}, {"max_tokens", 450}, {"ignore_eos", true}, {"stream", true}},
+                  {{"prompt", "hi"}, {"max_tokens", 200}, {"ignore_eos", true}, {"stream", true}},
                   [](const StreamAnswer& so_far) {
                     return so_far.raw.find(": keep-alive") == std::string::npos;
                   });

@@ -24,7 +24,7 @@ class ServeProcess {
       std::vector<std::string> args = {std::string(BATON_BINARY_DIR) + "/bin/baton",
                                        "serve",
                                        "-m",
-                                       stories_model().string(),
+                                       served_model().string(),
                                        "--port",
                                        "0",
                                        "-t",
@@ -113,10 +113,9 @@ struct BackgroundStream {
 };
 
 TEST(ShutdownSignal, SigtermFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
-  BATON_REQUIRE_SHARED_FILE(stories_model());
   ServeProcess serve({"--shutdown-timeout", "60"});
   ASSERT_GT(serve.port(), 0);
-  BackgroundStream stream(serve.port(), 400);
+  BackgroundStream stream(serve.port(), 200);
   serve.signal(SIGTERM);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   const HttpAnswer refused = post_json(serve.port(), "/v1/completions", {{"prompt", "hi"}});
@@ -129,10 +128,9 @@ TEST(ShutdownSignal, SigtermFinishesRequestsInFlightRefusesNewOnesAndExitsZero) 
 }
 
 TEST(ShutdownSignal, SigintAfterTheTimeoutAbortsWhatIsLeftAndExitsZero) {
-  BATON_REQUIRE_SHARED_FILE(stories_model());
   ServeProcess serve({"--shutdown-timeout", "0"});
   ASSERT_GT(serve.port(), 0);
-  BackgroundStream stream(serve.port(), 450);
+  BackgroundStream stream(serve.port(), 240);
   serve.signal(SIGINT);
   stream.thread.join();
   EXPECT_EQ(stream.answer.events.back(), "[DONE]");
