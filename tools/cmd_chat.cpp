@@ -94,7 +94,7 @@ Action add_chat_command(CLI::App& app) {
           answer(llm, Request{.params = flags->generation, .prompt_tokens = prompt.tokens});
       conversation.push_back({"assistant", out.text});
       const double decode_tokens = out.tokens.empty() ? 0 : out.tokens.size() - 1.0;
-      std::cout << "\n";
+      std::cout << "\n" << std::flush;  // before the stats on stderr, when both are one pipe
       std::fprintf(stderr, "[%zu tokens, %.1f tok/s, first token after %.0f ms]\n",
                    out.tokens.size(), decode_tokens / std::max(out.generation_seconds, 1e-9),
                    out.prompt_seconds * 1e3);
