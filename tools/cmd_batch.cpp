@@ -50,7 +50,7 @@ Action add_batch_command(CLI::App& app) {
                   "JSONL results, one a line in input order (- = stdout)")
       ->default_val("-");
   return [flags] {
-    use_bundled_model_if_unset(flags->model);
+    resolve_model(flags->model);
     const std::vector<Request> requests = read_requests(flags->input, flags->defaults);
     LLM llm(flags->model);
     const std::vector<GenerationOutput> outputs = llm.generate(requests);

@@ -11,6 +11,7 @@
 #include "core/llm/offline_throughput.h"
 #include "core/llm/roofline.h"
 #include "tools/commands.h"
+#include "tools/model_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -221,7 +222,7 @@ Action add_bench_command(CLI::App& app) {
   auto f = std::make_shared<BenchFlags>();
   CLI::App* cmd = app.add_subcommand(
       "bench", "measure prompt (pp) and generation (tg) throughput, llama-bench style");
-  cmd->add_option("-m,--model", f->options.model, "GGUF model file");
+  cmd->add_option("-m,--model", f->options.model, "GGUF file or Hugging Face checkpoint directory");
   cmd->add_option("-p,--n-prompt", f->prompt, "prompt lengths to prefill (0: none)")
       ->delimiter(',')
       ->capture_default_str();
@@ -252,7 +253,11 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--output-tokens", f->offline.output_tokens, "output tokens (serve-offline)")
       ->capture_default_str();
   const Action serve = add_bench_serve_command(*cmd);
-  return [f, cmd, serve] { return cmd->got_subcommand("serve") ? serve() : run_bench(*f); };
+  return [f, cmd, serve] {
+    if (cmd->got_subcommand("serve")) return serve();
+    if (!f->options.model.empty()) f->options.model = resolve_model_path(f->options.model);
+    return run_bench(*f);
+  };
 }
 
 }  // namespace baton::cli

@@ -64,7 +64,7 @@ Action add_chat_command(CLI::App& app) {
   cmd->add_option("--system", flags->system, "system message that opens the conversation");
   cmd->add_option("-s,--seed", flags->seed, "random seed (default: random)");
   return [flags] {
-    use_bundled_model_if_unset(flags->model);
+    resolve_model(flags->model);
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();
     AsyncLLM llm(flags->model);

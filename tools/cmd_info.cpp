@@ -9,6 +9,7 @@
 #include "core/gguf/gguf_file.h"
 #include "models/model_config.h"
 #include "tools/commands.h"
+#include "tools/model_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -56,8 +57,10 @@ Action add_info_command(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   CLI::App* cmd =
       app.add_subcommand("info", "show a model's architecture, shapes, dtypes and metadata");
-  cmd->add_option("-m,--model", *model, "GGUF file")->required();
+  cmd->add_option("-m,--model", *model, "GGUF file or Hugging Face checkpoint directory")
+      ->required();
   return [model] {
+    *model = resolve_model_path(*model);
     const auto file = gguf::GgufFile::open(*model);
     std::printf("file: %s (GGUF v%u, %llu bytes, %zu tensors, %zu metadata keys)\n", model->c_str(),
                 file.version(), static_cast<unsigned long long>(file.file_size()),

@@ -5,6 +5,7 @@
 #include "core/llm/loaded_model.h"
 #include "core/llm/perplexity.h"
 #include "tools/commands.h"
+#include "tools/model_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -22,7 +23,8 @@ Action add_perplexity_command(CLI::App& app) {
   auto f = std::make_shared<PerplexityFlags>();
   CLI::App* cmd = app.add_subcommand(
       "perplexity", "perplexity of a model over a text file, computed as llama.cpp's tool does");
-  cmd->add_option("-m,--model", f->options.model, "GGUF model file")->required();
+  cmd->add_option("-m,--model", f->options.model, "GGUF file or Hugging Face checkpoint directory")
+      ->required();
   cmd->add_option("-f,--file", f->text_file, "text file to score")->required();
   cmd->add_option("--ctx", f->perplexity.n_ctx,
                   "tokens per chunk; the second half of each is scored")
@@ -34,6 +36,7 @@ Action add_perplexity_command(CLI::App& app) {
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {
+    f->options.model = resolve_model_path(f->options.model);
     const LoadedModel loaded(f->options);
     // Progress in llama.cpp's form goes to stderr, so stdout holds only the result.
     const PerplexityResult r =

@@ -32,7 +32,7 @@ Action add_run_command(CLI::App& app) {
   cmd->add_flag("-q,--quiet", flags->quiet, "print no timings");
 
   return [flags] {
-    use_bundled_model_if_unset(flags->model);
+    resolve_model(flags->model);
     flags->generation.add_special = !flags->no_add_special;
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();

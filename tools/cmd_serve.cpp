@@ -2,12 +2,14 @@
 #include <signal.h>
 
 #include <atomic>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
 #include <thread>
 
 #include "tools/commands.h"
+#include "tools/converted_checkpoint.h"
 #include "tools/model_flags.h"
 #include "tools/serve/http_server.h"
 
@@ -35,7 +37,7 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--api-key", options->api_key,
                   "require \"Authorization: Bearer KEY\" on /v1 and /generate routes");
   cmd->add_option("--served-model-name", options->served_model_name,
-                  "model id clients use (default: the file name without .gguf)");
+                  "model id clients use (default: the file or directory name without .gguf)");
   cmd->add_option("--max-queue", options->max_queue, "requests in flight before new ones get 429")
       ->capture_default_str();
   cmd->add_option("--shutdown-timeout", options->shutdown_timeout_seconds,
@@ -44,7 +46,11 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
       ->capture_default_str();
   return [options] {
-    use_bundled_model_if_unset(options->model);
+    // A checkpoint directory is served under its own name, not its cached conversion's.
+    if (options->served_model_name.empty() && std::filesystem::is_directory(options->model.model)) {
+      options->served_model_name = checkpoint_name(options->model.model);
+    }
+    resolve_model(options->model);
     const sigset_t signals = shutdown_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     serve::Server server(*options);

@@ -3,11 +3,14 @@
 #include <iostream>
 
 #include "tools/bundled_model.h"
+#include "tools/converted_checkpoint.h"
 
 namespace baton::cli {
 
 void add_model_flags(CLI::App& cmd, LLMOptions& o) {
-  cmd.add_option("-m,--model", o.model, "GGUF model file (default: the bundled demo model)");
+  cmd.add_option(
+      "-m,--model", o.model,
+      "GGUF file or Hugging Face checkpoint directory (default: the bundled demo model)");
   cmd.add_option("--backend", o.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
@@ -21,8 +24,16 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
 }
 
-void use_bundled_model_if_unset(LLMOptions& options) {
-  if (!options.model.empty()) return;
+std::string resolve_model_path(const std::string& model) {
+  if (!std::filesystem::is_directory(model)) return model;
+  return converted_checkpoint(model).string();
+}
+
+void resolve_model(LLMOptions& options) {
+  if (!options.model.empty()) {
+    options.model = resolve_model_path(options.model);
+    return;
+  }
   options.model = bundled_model_path().string();
   std::cerr << "baton: no -m given; using the bundled demo model (a 7M-parameter Llama trained on "
                "the King James Bible): "

@@ -15,11 +15,9 @@
 namespace baton::hf {
 namespace {
 
-// llama.cpp's general.file_type: LLAMA_FTYPE_ALL_F32, which no quantize preset writes, or the
-// f16 and bf16 presets' codes.
+// llama.cpp's general.file_type: the f32, f16 and bf16 presets' codes.
 uint32_t llama_file_type(DType out_type) {
-  if (out_type == DType::kF32) return 0;
-  if (out_type == DType::kF16 || out_type == DType::kBF16) {
+  if (out_type == DType::kF32 || out_type == DType::kF16 || out_type == DType::kBF16) {
     return find_quantize_preset(to_string(out_type))->llama_ftype;
   }
   throw Error(ErrorCategory::kInvalidArgument,
@@ -76,7 +74,6 @@ void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType
 ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                                   const std::filesystem::path& output,
                                   const ConvertOptions& options) {
-  const uint32_t file_type = llama_file_type(options.out_type);
   if (!std::filesystem::exists(dir)) {
     throw Error(ErrorCategory::kIo, dir.string() + " does not exist");
   }
@@ -91,6 +88,8 @@ ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                 dir.string() + " has no config.json (not a Hugging Face checkpoint directory?)");
   }
   const LlamaConfig config = read_llama_config(dir / "config.json");
+  const DType out_type = options.out_type.value_or(config.saved_dtype);
+  const uint32_t file_type = llama_file_type(out_type);
   const SentencePieceVocab vocab = read_sentencepiece_vocab(dir, config);
   const CheckpointWeights weights = CheckpointWeights::open(dir);
   const std::vector<TensorMapping> tensors = map_llama_tensors(config, weights);
@@ -103,7 +102,7 @@ ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                          .n_vocab = config.vocab_size,
                          .tied_embeddings = tensors.back().name != "output.weight"};
   for (const TensorMapping& m : tensors) {
-    const DType type = m.shape.size() == 1 ? DType::kF32 : options.out_type;
+    const DType type = m.shape.size() == 1 ? DType::kF32 : out_type;
     writer.add_tensor(m.name, m.shape, type,
                       [&weights, &m, type, &config](std::span<std::byte> out) {
                         fill_tensor(weights, m, type, config.head_dim, out);

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "core/dtype.h"
@@ -14,8 +15,10 @@
 namespace baton::hf {
 
 struct ConvertOptions {
-  DType out_type = DType::kF16;  // matrices: F32, F16 or BF16; 1-D tensors (norms) stay F32
-  std::string name;              // general.name; empty: the directory's name
+  // Matrices: F32, F16 or BF16; none: the checkpoint's own torch_dtype. 1-D tensors (norms)
+  // stay F32.
+  std::optional<DType> out_type = DType::kF16;
+  std::string name;  // general.name; empty: the directory's name
 };
 
 struct ConvertSummary {

@@ -124,6 +124,9 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   c.rope_linear_factor = r.rope_linear_factor();
   c.tie_word_embeddings =
       find_bool(r.json(), "tie_word_embeddings", r.path()).value_or(c.tie_word_embeddings);
+  const std::string dtype = find_string(r.json(), "torch_dtype", r.path()).value_or("");
+  if (dtype == "float32") c.saved_dtype = DType::kF32;
+  if (dtype == "bfloat16") c.saved_dtype = DType::kBF16;
   c.bos_token_id = r.token_id("bos_token_id");
   c.eos_token_id = r.token_id("eos_token_id");
   c.pad_token_id = r.token_id("pad_token_id");

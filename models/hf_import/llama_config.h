@@ -8,6 +8,8 @@
 #include <optional>
 #include <string>
 
+#include "core/dtype.h"
+
 namespace baton::hf {
 
 struct LlamaConfig {
@@ -25,6 +27,9 @@ struct LlamaConfig {
   double rope_theta = 10000.0;
   std::optional<double> rope_linear_factor;  // rope_scaling {"type": "linear", "factor": f}
   bool tie_word_embeddings = false;
+  // torch_dtype, the type the checkpoint was saved in: F32, F16 or BF16 (F16 when absent or
+  // another type).
+  DType saved_dtype = DType::kF16;
   // A list of EOS ids keeps its first.
   std::optional<int64_t> bos_token_id, eos_token_id, pad_token_id;
 };

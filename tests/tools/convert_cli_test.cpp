@@ -57,6 +57,30 @@ TEST(CliConvert, TinyCheckpointPrintsSummaryAndRuns) {
   EXPECT_EQ(run.exit_code, 0);
 }
 
+TEST(CliConvert, CheckpointDirectoryAsModelIsConvertedOnceIntoTheCache) {
+  const TempDir dir("cli_convert_as_model");
+  const baton::testing::TinyHfLlama model(dir.path(), {}, 1);
+  const TempDir cache("cli_convert_cache");
+  const TempFile out("cli_convert_f32.gguf");
+  ASSERT_EQ(convert(dir.str() + " -o " + out.str() + " --outtype f32").exit_code, 0);
+  const std::string generate = " -p 'the cat' -n 8 --temp 0 -q";
+  const std::string env = "BATON_CACHE_DIR=" + cache.str();
+
+  const CommandResult first = run_baton("run -m " + dir.str() + generate, Capture::kStderr, env);
+  EXPECT_EQ(first.exit_code, 0);
+  EXPECT_TRUE(contains(first.out, "converting the Hugging Face checkpoint " + dir.str()))
+      << first.out;
+  // The checkpoint is float32 (its torch_dtype), so the cached file equals --outtype f32's.
+  const CommandResult expected = run_baton("run -m " + out.str() + generate);
+  const CommandResult cached = run_baton("run -m " + dir.str() + generate, Capture::kStdout, env);
+  EXPECT_EQ(cached.out, expected.out);
+  const CommandResult again = run_baton("info -m " + dir.str(), Capture::kStderr, env);
+  EXPECT_TRUE(contains(again.out, "using its conversion")) << again.out;
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(cache.path() / "converted"),
+                          std::filesystem::directory_iterator()),
+            1);
+}
+
 TEST(CliConvert, MissingDirectoryIsNamed) {
   const CommandResult r = convert("/nonexistent-baton/llama -o /tmp/never.gguf");
   EXPECT_EQ(r.exit_code, 1);
