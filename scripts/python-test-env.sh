@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python environment the integration tests use: a venv in build/python-venv holding the
-# official `openai` client and `selenium` (which drives Debian's chromium for the playground
-# test) from the Python package registry. Tests that need it skip, saying so, when it could not
+# official `openai` client, `selenium` (which drives Debian's chromium for the playground test)
+# and Hugging Face `tokenizers` (which makes and checks a real tokenizer.json) from the Python
+# package registry. Tests that need it skip, saying so, when it could not
 # be made (for instance with no network).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,4 +25,8 @@ fi
 if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
   "$venv/bin/pip" install -q 'selenium>=4.11,<5' ||
     echo "python-test-env: could not install selenium; the playground browser test will skip"
+fi
+if ! "$venv/bin/python" -c 'import tokenizers' 2>/dev/null; then
+  "$venv/bin/pip" install -q 'tokenizers>=0.15,<1' ||
+    echo "python-test-env: could not install tokenizers; the tokenizer.json test will skip"
 fi

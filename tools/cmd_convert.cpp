@@ -26,8 +26,9 @@ Action add_convert_command(CLI::App& app) {
   auto f = std::make_shared<ConvertFlags>();
   CLI::App* cmd = app.add_subcommand(
       "convert", "write a Hugging Face Llama/Mistral checkpoint directory as a GGUF file");
-  cmd->add_option("input", f->input,
-                  "checkpoint directory: config.json, *.safetensors, tokenizer.model")
+  cmd->add_option(
+         "input", f->input,
+         "checkpoint directory: config.json, *.safetensors, tokenizer.model or tokenizer.json")
       ->required();
   cmd->add_option("-o,--output", f->output, "GGUF file to write")->required();
   cmd->add_option("--outtype", f->out_type, "type of the weight matrices (norms stay f32)")

@@ -5,9 +5,9 @@
 #include "baton/error.h"
 #include "core/gguf/gguf_writer.h"
 #include "models/hf_import/checkpoint_weights.h"
+#include "models/hf_import/hf_vocab.h"
 #include "models/hf_import/llama_config.h"
 #include "models/hf_import/llama_tensors.h"
-#include "models/hf_import/sentencepiece_vocab.h"
 #include "models/quantize_model.h"
 #include "ops/quantize.h"
 #include "ops/reference.h"
@@ -90,7 +90,7 @@ ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
   const LlamaConfig config = read_llama_config(dir / "config.json");
   const DType out_type = options.out_type.value_or(config.saved_dtype);
   const uint32_t file_type = llama_file_type(out_type);
-  const SentencePieceVocab vocab = read_sentencepiece_vocab(dir, config);
+  const HfVocab vocab = read_vocab(dir, config);
   const CheckpointWeights weights = CheckpointWeights::open(dir);
   const std::vector<TensorMapping> tensors = map_llama_tensors(config, weights);
 

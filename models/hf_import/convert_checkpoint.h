@@ -1,9 +1,9 @@
 #pragma once
 
 // `baton convert`: a Hugging Face Llama or Mistral checkpoint directory (config.json,
-// safetensors weights, SentencePiece tokenizer.model) written as a GGUF file that Baton and
-// llama.cpp load, with the metadata, tensor names and q/k row order llama.cpp's
-// convert_hf_to_gguf.py writes.
+// safetensors weights, SentencePiece tokenizer.model or byte-level BPE tokenizer.json) written
+// as a GGUF file that Baton and llama.cpp load, with the metadata, tensor names and q/k row
+// order llama.cpp's convert_hf_to_gguf.py writes.
 
 #include <cstdint>
 #include <filesystem>
@@ -33,7 +33,7 @@ struct ConvertSummary {
 // place, so a failure leaves no partial output). Everything but the weights' bytes is read and
 // checked before writing starts. Throws Error(kInvalidArgument) when `dir` is not a directory
 // or out_type is not F32, F16 or BF16; Error(kInvalidModel) naming the directory when it has no
-// config.json; and the errors of read_llama_config, read_sentencepiece_vocab,
+// config.json; and the errors of read_llama_config, read_vocab,
 // CheckpointWeights::open, map_llama_tensors and GgufWriter::write.
 ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                                   const std::filesystem::path& output,

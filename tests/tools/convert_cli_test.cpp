@@ -103,15 +103,22 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
       << r.out;
 }
 
-TEST(CliConvert, TokenizerJsonOnlyIsNotSupportedYet) {
+TEST(CliConvert, UnigramTokenizerJsonIsNamed) {
   const TempDir dir("cli_convert_tokjson");
   write_config(dir.path(), "LlamaForCausalLM");
-  std::ofstream(dir.path() / "tokenizer.json") << "{}";
+  std::ofstream(dir.path() / "tokenizer.json") << R"({"model": {"type": "Unigram"}})";
   const CommandResult r = convert_failing(dir);
   EXPECT_TRUE(contains(r.out,
-                       "has tokenizer.json but no tokenizer.model: only SentencePiece "
-                       "tokenizer.model vocabularies are supported for now"))
+                       "error: tokenizer.json: model type 'Unigram' is not supported (supported: "
+                       "byte-level BPE)"))
       << r.out;
+}
+
+TEST(CliConvert, DirectoryWithoutTokenizerIsNamed) {
+  const TempDir dir("cli_convert_notok");
+  write_config(dir.path(), "LlamaForCausalLM");
+  const CommandResult r = convert_failing(dir);
+  EXPECT_TRUE(contains(r.out, "has neither tokenizer.model nor tokenizer.json")) << r.out;
 }
 
 TEST(CliConvert, UnknownOutTypeIsRejected) {
