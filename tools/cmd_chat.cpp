@@ -76,6 +76,7 @@ Action add_chat_command(CLI::App& app) {
     reset();
     std::cerr << "baton chat: " << llm.summary().architecture << " model; ";
     print_help();
+    print_kv_cache(llm.summary());
     for (std::string line; std::cout << "> " << std::flush, std::getline(std::cin, line);) {
       if (line == "/exit" || line == "/quit") break;
       if (line == "/reset") {

@@ -53,6 +53,7 @@ Action add_run_command(CLI::App& app) {
                    out.prompt_tokens.size(), out.prompt_seconds * 1e3, prompt_tps,
                    out.tokens.size(), decode_tokens / std::max(out.generation_seconds, 1e-9),
                    to_string(out.finish_reason));
+      print_kv_cache(llm.summary());
     }
     return 0;
   };

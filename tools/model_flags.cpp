@@ -1,11 +1,19 @@
 #include "tools/model_flags.h"
 
+#include <cstdio>
 #include <iostream>
 
 #include "tools/bundled_model.h"
 #include "tools/converted_checkpoint.h"
 
 namespace baton::cli {
+
+void add_kv_cache_dtype_flag(CLI::App& cmd, LLMOptions& o) {
+  cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
+                 "KV cache element type: f32, f16 or q8_0 (int8, a scale per 32 values)")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8"}))
+      ->capture_default_str();
+}
 
 void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option(
@@ -16,6 +24,7 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
   cmd.add_option("--kv-cache-size", o.kv_cache_mib,
                  "KV cache pool in MiB, fractions allowed (default: 4 full contexts)");
+  add_kv_cache_dtype_flag(cmd, o);
   cmd.add_option("--kv-block-size", o.kv_block_size, "tokens per KV-cache block")
       ->capture_default_str();
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "tokens computed per engine step")
@@ -38,6 +47,13 @@ void resolve_model(LLMOptions& options) {
   std::cerr << "baton: no -m given; using the bundled demo model (a 7M-parameter Llama trained on "
                "the King James Bible): "
             << options.model << std::endl;
+}
+
+void print_kv_cache(const ModelSummary& s) {
+  std::fprintf(stderr, "KV cache: %s, %.1f KiB per token, %lld tokens in %.1f MiB\n",
+               s.kv_cache_dtype.c_str(), static_cast<double>(s.kv_bytes_per_token) / 1024.0,
+               static_cast<long long>(s.kv_cache_tokens),
+               static_cast<double>(s.kv_bytes_per_token * s.kv_cache_tokens) / 1048576.0);
 }
 
 void add_generation_flags(CLI::App& cmd, GenerationParams& g) {

@@ -7,6 +7,8 @@
 
 namespace baton::cli {
 
+// --kv-cache-dtype.
+void add_kv_cache_dtype_flag(CLI::App& cmd, LLMOptions& options);
 // Flags that load a model and size its engine, shared by run, batch, chat and the server.
 // -m is optional: the command then calls resolve_model.
 void add_model_flags(CLI::App& cmd, LLMOptions& options);
@@ -16,6 +18,8 @@ std::string resolve_model_path(const std::string& model);
 // resolve_model_path, and an unset `options.model` becomes the bundled demo model, said in one
 // line on stderr.
 void resolve_model(LLMOptions& options);
+// "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr.
+void print_kv_cache(const ModelSummary& summary);
 // Sampling and stopping flags shared by the commands that generate.
 void add_generation_flags(CLI::App& cmd, GenerationParams& params);
 

@@ -1,6 +1,6 @@
 // Paged KV-cache write and causal attention with grouped K/V heads (MHA, GQA, MQA).
 //
-// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32 or f16; every K/V row is found
+// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32, f16 or q8_0; every K/V row is found
 // through the sequence's block table. Attention plans its work once (attention/attention.h) and
 // runs it with the kernel of the active ISA level.
 
@@ -10,29 +10,20 @@
 #include "backends/cpu/kv_store.h"
 
 namespace baton::cpu {
-namespace {
-
-template <typename T>
-void kv_write_typed(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,
-                    const Tensor& v_cache, const PagedBatch& batch) {
-  const int64_t n = k.dim(0), row_elems = k.dim(1) * k.dim(2);
-#pragma omp parallel for num_threads(ctx.threads) schedule(static)
-  for (int64_t t = 0; t < n; ++t) {
-    const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
-    store_row(k_cache.data<T>() + row * row_elems, k.data<float>() + t * row_elems, row_elems);
-    store_row(v_cache.data<T>() + row * row_elems, v.data<float>() + t * row_elems, row_elems);
-  }
-}
-
-}  // namespace
+namespace {}  // namespace
 
 void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,
               const Tensor& v_cache, const PagedBatch& batch) {
   validate_paged_batch(batch, k.dim(0), k_cache.dim(0), k_cache.dim(1));
-  if (k_cache.dtype() == DType::kF16) {
-    kv_write_typed<uint16_t>(ctx, k, v, k_cache, v_cache, batch);
-  } else {
-    kv_write_typed<float>(ctx, k, v, k_cache, v_cache, batch);
+  const int64_t n = k.dim(0), row_elems = k.dim(1) * k.dim(2);
+  const DType dtype = k_cache.dtype();
+#pragma omp parallel for num_threads(ctx.threads) schedule(static)
+  for (int64_t t = 0; t < n; ++t) {
+    const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
+    store_row(dtype, cache_row_bytes(k_cache.raw(), dtype, row, row_elems),
+              k.data<float>() + t * row_elems, row_elems);
+    store_row(dtype, cache_row_bytes(v_cache.raw(), dtype, row, row_elems),
+              v.data<float>() + t * row_elems, row_elems);
   }
 }
 
@@ -44,7 +35,7 @@ void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const
   const attn::Args args{.q = q.data<float>(),
                         .k_cache = k_cache.raw(),
                         .v_cache = v_cache.raw(),
-                        .f16 = k_cache.dtype() == DType::kF16,
+                        .cache_dtype = k_cache.dtype(),
                         .out = out.data<float>(),
                         .heads = q.dim(1),
                         .kv_heads = k_cache.dim(2),

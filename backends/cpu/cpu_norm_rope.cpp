@@ -61,12 +61,12 @@ class RopeAngles {
   std::vector<float> cos_sin_;
 };
 
-template <typename T>
-void rope_kv_write_typed(const Context& ctx, const Tensor& k, const RopeAngles& angles,
-                         const RopeParams& rope, const Tensor& rotated, const Tensor& v,
-                         const Tensor& k_cache, const Tensor& v_cache, const PagedBatch& batch) {
+void rope_kv_write_rows(const Context& ctx, const Tensor& k, const RopeAngles& angles,
+                        const RopeParams& rope, const Tensor& rotated, const Tensor& v,
+                        const Tensor& k_cache, const Tensor& v_cache, const PagedBatch& batch) {
   const int64_t n = k.dim(0), kv_heads = k.dim(1), head_dim = k.dim(2);
   const int64_t row_elems = kv_heads * head_dim;
+  const DType dtype = k_cache.dtype();
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
@@ -74,8 +74,9 @@ void rope_kv_write_typed(const Context& ctx, const Tensor& k, const RopeAngles& 
     float* rt = rotated.data<float>() + t * row_elems;
     for (int64_t h = 0; h < kv_heads; ++h)
       angles.rotate(rope, t, kt + h * head_dim, rt + h * head_dim, head_dim);
-    store_row(k_cache.data<T>() + row * row_elems, rt, row_elems);
-    store_row(v_cache.data<T>() + row * row_elems, v.data<float>() + t * row_elems, row_elems);
+    store_row(dtype, cache_row_bytes(k_cache.raw(), dtype, row, row_elems), rt, row_elems);
+    store_row(dtype, cache_row_bytes(v_cache.raw(), dtype, row, row_elems),
+              v.data<float>() + t * row_elems, row_elems);
   }
 }
 
@@ -125,11 +126,7 @@ void rope_kv_write(const Context& ctx, const Tensor& k, const Tensor& positions,
                    const Tensor& k_cache, const Tensor& v_cache, const PagedBatch& batch) {
   validate_paged_batch(batch, k.dim(0), k_cache.dim(0), k_cache.dim(1));
   const RopeAngles angles(ctx, rope, positions.data<int32_t>(), k.dim(0));
-  if (k_cache.dtype() == DType::kF16) {
-    rope_kv_write_typed<uint16_t>(ctx, k, angles, rope, rotated, v, k_cache, v_cache, batch);
-  } else {
-    rope_kv_write_typed<float>(ctx, k, angles, rope, rotated, v, k_cache, v_cache, batch);
-  }
+  rope_kv_write_rows(ctx, k, angles, rope, rotated, v, k_cache, v_cache, batch);
 }
 
 }  // namespace baton::cpu

@@ -1,21 +1,36 @@
 #pragma once
 
-// Writing one f32 row into an f32 or f16 KV cache, shared by kv_write and the fused
-// rope + kv_write. The f16 rounding is the reference's (round to nearest even), so caches match
-// the reference bit for bit.
+// Writing one f32 row into an f32, f16 or q8_0 KV cache, shared by kv_write and the fused
+// rope + kv_write. The f16 rounding is the reference's (round to nearest even) and q8_0 is
+// ops/quantize.h's encoder, so caches match the reference bit for bit.
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "core/dtype.h"
 #include "core/half.h"
+#include "ops/quantize.h"
 
 namespace baton::cpu {
 
-inline void store_row(float* dst, const float* src, int64_t n) {
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+// Cache row `row` (one token, all KV heads: `n` values) of a cache tensor's bytes.
+inline std::byte* cache_row_bytes(std::byte* cache, DType dtype, int64_t row, int64_t n) {
+  return cache + static_cast<size_t>(row) * bytes_for(dtype, n);
 }
-inline void store_row(uint16_t* dst, const float* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = fp32_to_fp16(src[i]);
+
+inline void store_row(DType dtype, std::byte* dst, const float* src, int64_t n) {
+  switch (dtype) {
+    case DType::kF16: {
+      auto* out = reinterpret_cast<uint16_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp16(src[i]);
+      return;
+    }
+    case DType::kQ8_0:
+      return quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), n);
+    default:
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
+  }
 }
 
 }  // namespace baton::cpu

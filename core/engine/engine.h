@@ -25,6 +25,7 @@ struct EngineConfig {
   int32_t block_size = 16;
   int32_t n_blocks = 0;  // KV pool size in blocks
   bool prefix_caching = true;
+  DType kv_dtype = DType::kF32;
 };
 
 // What one step did to one of a request's completions.

@@ -17,10 +17,11 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend) : shape_
                     std::to_string(shape.block_size) + ", blocks " +
                     std::to_string(shape.n_blocks));
   }
+  check_kv_cache_dtype(shape.dtype, shape.head_dim);
   const Shape pool = {shape.n_blocks, shape.block_size, shape.n_kv_heads, shape.head_dim};
   for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
-    keys_.push_back(backend.allocate_tensor(DType::kF32, pool));
-    values_.push_back(backend.allocate_tensor(DType::kF32, pool));
+    keys_.push_back(backend.allocate_tensor(shape.dtype, pool));
+    values_.push_back(backend.allocate_tensor(shape.dtype, pool));
   }
 }
 
@@ -38,8 +39,29 @@ void PagedKvCache::copy_block(int32_t source, int32_t destination, Backend& back
 }
 
 size_t kv_bytes_per_token(const KvCacheShape& shape) {
-  return 2 * sizeof(float) * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads *
-         shape.head_dim;
+  return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads *
+         bytes_for(shape.dtype, shape.head_dim);
+}
+
+DType parse_kv_cache_dtype(const std::string& name) {
+  if (name == "f32") return DType::kF32;
+  if (name == "f16") return DType::kF16;
+  if (name == "q8_0" || name == "int8") return DType::kQ8_0;
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown KV cache dtype '" + name + "' (use f32, f16 or q8_0)");
+}
+
+void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
+  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kQ8_0) {
+    throw Error(
+        ErrorCategory::kInvalidArgument,
+        "a KV cache cannot be " + std::string(to_string(dtype)) + " (use f32, f16 or q8_0)");
+  }
+  if (dtype == DType::kQ8_0 && head_dim % kQK8_0 != 0) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "a q8_0 KV cache needs a head size that is a multiple of 32; this model's is " +
+                    std::to_string(head_dim) + " (use f16)");
+  }
 }
 
 }  // namespace baton

@@ -87,6 +87,7 @@ struct Benchmark::Impl {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<Model> model;
   std::mt19937_64 rng;
+  DType kv_dtype;
 
   explicit Impl(const BenchOptions& o)
       : file(gguf::GgufFile::open(o.model)),
@@ -95,7 +96,8 @@ struct Benchmark::Impl {
             BackendRegistry::global().create(o.backend.empty() ? default_backend_name() : o.backend,
                                              BackendOptions{.threads = o.threads})),
         model(load_model(file, *backend)),
-        rng(o.seed) {}
+        rng(o.seed),
+        kv_dtype(parse_kv_cache_dtype(o.kv_cache_dtype)) {}
 
   std::vector<int32_t> random_tokens(int32_t n) {
     std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
@@ -157,7 +159,8 @@ BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions
                            .n_kv_heads = c.n_head_kv,
                            .head_dim = c.head_dim,
                            .block_size = kKvBlockSize,
-                           .n_blocks = (context + kKvBlockSize - 1) / kKvBlockSize};
+                           .n_blocks = (context + kKvBlockSize - 1) / kKvBlockSize,
+                           .dtype = impl_->kv_dtype};
   PagedKvCache cache(shape, *impl_->backend);
   BenchResult result{.kind = kind,
                      .n_tokens = n_tokens,

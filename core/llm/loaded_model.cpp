@@ -37,10 +37,14 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   EngineConfig& config = engine_config;
   config.block_size = options.kv_block_size;
   config.prefix_caching = options.prefix_caching;
+  config.kv_dtype = parse_kv_cache_dtype(options.kv_cache_dtype);
+  check_kv_cache_dtype(config.kv_dtype, c.head_dim);
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
   const double bytes_per_block =
-      static_cast<double>(kv_bytes_per_token(
-          {.n_layers = c.n_layer, .n_kv_heads = c.n_head_kv, .head_dim = c.head_dim})) *
+      static_cast<double>(kv_bytes_per_token({.n_layers = c.n_layer,
+                                              .n_kv_heads = c.n_head_kv,
+                                              .head_dim = c.head_dim,
+                                              .dtype = config.kv_dtype})) *
       options.kv_block_size;
   config.n_blocks = options.kv_cache_mib > 0
                         ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
@@ -71,16 +75,24 @@ std::vector<int32_t> LoadedModel::tokenize_prompt(const Request& request) const 
 
 ModelSummary LoadedModel::summary() const {
   const ModelConfig& c = model->config();
-  return ModelSummary{.architecture = c.architecture,
-                      .backend = std::string(backend->name()),
-                      .n_vocab = c.n_vocab,
-                      .n_ctx_train = c.n_ctx_train,
-                      .context_size = context_size,
-                      .n_embd = c.n_embd,
-                      .n_layer = c.n_layer,
-                      .n_head = c.n_head,
-                      .n_head_kv = c.n_head_kv,
-                      .n_ff = c.n_ff};
+  return ModelSummary{
+      .architecture = c.architecture,
+      .backend = std::string(backend->name()),
+      .n_vocab = c.n_vocab,
+      .n_ctx_train = c.n_ctx_train,
+      .context_size = context_size,
+      .n_embd = c.n_embd,
+      .n_layer = c.n_layer,
+      .n_head = c.n_head,
+      .n_head_kv = c.n_head_kv,
+      .n_ff = c.n_ff,
+      .kv_cache_dtype = std::string(to_string(engine_config.kv_dtype)),
+      .kv_bytes_per_token =
+          static_cast<int64_t>(kv_bytes_per_token({.n_layers = c.n_layer,
+                                                   .n_kv_heads = c.n_head_kv,
+                                                   .head_dim = c.head_dim,
+                                                   .dtype = engine_config.kv_dtype})),
+      .kv_cache_tokens = static_cast<int64_t>(engine_config.n_blocks) * engine_config.block_size};
 }
 
 void FinishCounts::count(const GenerationOutput& output) {

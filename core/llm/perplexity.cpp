@@ -67,7 +67,8 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                             .n_kv_heads = c.n_head_kv,
                             .head_dim = c.head_dim,
                             .block_size = kKvBlockSize,
-                            .n_blocks = (n_ctx + kKvBlockSize - 1) / kKvBlockSize},
+                            .n_blocks = (n_ctx + kKvBlockSize - 1) / kKvBlockSize,
+                            .dtype = options.kv_dtype},
                            backend);
   PerplexityResult result{.n_ctx = n_ctx,
                           .n_tokens = static_cast<int64_t>(tokens.size()),
@@ -123,7 +124,9 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
   const Tokenizer& tokenizer = *loaded.tokenizer;
   const std::vector<int32_t> tokens = tokenizer.encode(text.str(), true, false);
   const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
-  return perplexity(*loaded.model, *loaded.backend, tokens, options,
+  PerplexityOptions with_cache = options;
+  with_cache.kv_dtype = loaded.engine_config.kv_dtype;
+  return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
                     adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);
 }
 

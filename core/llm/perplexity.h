@@ -28,6 +28,7 @@ struct PerplexityOptions {
   // logits brought back per step. The result changes only by the rounding of kernels that pick
   // their path by batch size.
   int32_t step_tokens = 512;
+  DType kv_dtype = DType::kF32;  // the KV cache's element type (see KvCacheShape)
 };
 
 struct PerplexityResult {
@@ -52,8 +53,9 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                             const PerplexityOptions& options, std::optional<int32_t> bos,
                             const PerplexityProgress& progress = {});
 
-// The text of `text_file` tokenized with the model's special-token rules, then as above. Throws
-// Error(kInvalidArgument) naming a file that cannot be read.
+// The text of `text_file` tokenized with the model's special-token rules, then as above with
+// the KV cache dtype `loaded` was opened with. Throws Error(kInvalidArgument) naming a file that
+// cannot be read.
 PerplexityResult perplexity_of_file(const LoadedModel& loaded,
                                     const std::filesystem::path& text_file,
                                     const PerplexityOptions& options,

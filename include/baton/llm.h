@@ -19,11 +19,12 @@ struct LLMOptions {
   std::string backend;       // "" = $BATON_BACKEND or "cpu"
   int32_t threads = 0;       // CPU threads; 0 = all cores
   int32_t context_size = 0;  // tokens per sequence; 0 = the model's trained context, capped at 4096
-  int32_t kv_block_size = 16;       // tokens per KV-cache block
-  double kv_cache_mib = 0;          // KV pool size; 0 = room for 4 full contexts
-  int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
-  int32_t max_seqs = 64;            // sequences per engine step
-  bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
+  int32_t kv_block_size = 16;          // tokens per KV-cache block
+  double kv_cache_mib = 0;             // KV pool size; 0 = room for 4 full contexts
+  int32_t max_batch_tokens = 2048;     // tokens computed per engine step (prefill chunks + decodes)
+  int32_t max_seqs = 64;               // sequences per engine step
+  bool prefix_caching = true;          // reuse KV blocks of identical prompt prefixes
+  std::string kv_cache_dtype = "f32";  // f32, f16 or q8_0 (int8 with a scale per 32 values)
 };
 
 struct GenerationParams {
@@ -135,6 +136,9 @@ struct ModelSummary {
   std::string architecture;
   std::string backend;
   int32_t n_vocab, n_ctx_train, context_size, n_embd, n_layer, n_head, n_head_kv, n_ff;
+  std::string kv_cache_dtype;  // "f32", "f16" or "q8_0"
+  int64_t kv_bytes_per_token;  // K and V of one token over all layers
+  int64_t kv_cache_tokens;     // tokens the whole pool holds
 };
 
 // One turn of a conversation, as the OpenAI chat API sends it.

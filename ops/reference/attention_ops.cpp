@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/half.h"
+#include "ops/quantize.h"
 #include "ops/reference.h"
 #include "ops/reference/checks.h"
 
@@ -22,8 +22,12 @@ void require_caches(const Tensor& k_cache, const Tensor& v_cache, int64_t kv_hea
   const std::string what(op);
   require_rank(k_cache, 4, what + " k_cache");
   require_shape(v_cache, k_cache.shape(), what + " v_cache");
-  require(k_cache.dtype() == DType::kF32 || k_cache.dtype() == DType::kF16,
-          what + " caches must be f32 or f16, got " + std::string(to_string(k_cache.dtype())));
+  const DType dtype = k_cache.dtype();
+  require(dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kQ8_0,
+          what + " caches must be f32, f16 or q8_0, got " + std::string(to_string(dtype)));
+  require(dtype != DType::kQ8_0 || head_dim % kQK8_0 == 0,
+          what + " q8_0 caches need a head size that is a multiple of 32, got " +
+              std::to_string(head_dim));
   require_input(k_cache, k_cache.dtype(), what + " k_cache");
   require_input(v_cache, k_cache.dtype(), what + " v_cache");
   require(k_cache.dim(2) == kv_heads && k_cache.dim(3) == head_dim,
@@ -36,12 +40,11 @@ Tensor head_rows(const Tensor& cache) {
   return cache.reshape({cache.dim(0) * cache.dim(1) * cache.dim(2), cache.dim(3)});
 }
 
-void store(const Tensor& cache, int64_t index, float value) {
-  if (cache.dtype() == DType::kF16) {
-    cache.data<uint16_t>()[index] = fp32_to_fp16(value);
-  } else {
-    cache.data<float>()[index] = value;
-  }
+// Encodes `head_dim` values as head row `index` of the cache.
+void store_head(const Tensor& cache, int64_t index, const float* values, int64_t head_dim) {
+  const size_t row_bytes = bytes_for(cache.dtype(), head_dim);
+  quantize_row(cache.dtype(), values, cache.raw() + static_cast<size_t>(index) * row_bytes,
+               head_dim);
 }
 
 }  // namespace
@@ -55,12 +58,12 @@ void kv_write(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Ten
   const int64_t n = k.dim(0), kv_heads = k.dim(1), head_dim = k.dim(2);
   require_caches(k_cache, v_cache, kv_heads, head_dim, "kv_write");
   validate_paged_batch(batch, n, k_cache.dim(0), k_cache.dim(1));
-  const int64_t row_elems = kv_heads * head_dim;
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
-    for (int64_t i = 0; i < row_elems; ++i) {
-      store(k_cache, row * row_elems + i, k.data<float>()[t * row_elems + i]);
-      store(v_cache, row * row_elems + i, v.data<float>()[t * row_elems + i]);
+    for (int64_t h = 0; h < kv_heads; ++h) {
+      const int64_t source = (t * kv_heads + h) * head_dim;
+      store_head(k_cache, row * kv_heads + h, k.data<float>() + source, head_dim);
+      store_head(v_cache, row * kv_heads + h, v.data<float>() + source, head_dim);
     }
   }
 }

@@ -69,6 +69,50 @@ TEST_F(DemoModel, FirstTokenLogprobsMatchPyTorch) {
   }
 }
 
+// The f16 and q8_0 KV caches, end to end: each greedy token's log-probability stays within 0.02
+// nats of the f32 cache's along the f32 cache's own continuation (forced by prompt_tokens).
+TEST(DemoModelKvCache, F16AndQ8_0CachesScoreTheContinuationAsF32Does) {
+  const Reference ref = load_reference();
+  GenerationParams params;
+  params.max_tokens = 48;
+  params.sampling.temperature = 0;
+  params.ignore_eos = true;
+  LLM f32(LLMOptions{.model = testing::demo_model().string(), .threads = 2});
+  const std::vector<int32_t> prompt = f32.tokenize(ref.prompt, true, false);
+  const GenerationOutput greedy = f32.generate(ref.prompt, params);
+  // Each token of that continuation scored given the ones before it, one request a token: prefix
+  // caching reads the earlier tokens' K/V back from the cache in `dtype`, as decode does.
+  const auto scores = [&](const std::string& dtype) {
+    LLM llm(LLMOptions{.model = testing::demo_model().string(),
+                       .threads = 2,
+                       .kv_block_size = 16,
+                       .kv_cache_dtype = dtype});
+    std::vector<double> out;
+    std::vector<int32_t> context = prompt;
+    for (int32_t token : greedy.tokens) {
+      GenerationParams one = params;
+      one.max_tokens = 1;
+      one.logprobs = 20;
+      const GenerationOutput o =
+          llm.generate(std::vector<Request>{{.params = one, .prompt_tokens = context}}).front();
+      double logprob = -100;
+      for (const TokenLogprob& top : o.completions.at(0).logprobs.at(0).top) {
+        if (top.token == token) logprob = top.logprob;
+      }
+      out.push_back(logprob);
+      context.push_back(token);
+    }
+    return out;
+  };
+  const std::vector<double> reference = scores("f32");
+  for (const std::string& dtype : {"f16", "q8_0"}) {
+    const std::vector<double> got = scores(dtype);
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_NEAR(got[i], reference[i], 0.02) << dtype << " cache, token " << i;
+    }
+  }
+}
+
 TEST_F(DemoModel, GreedyContinuationMatchesPyTorch) {
   const Reference ref = load_reference();
   GenerationParams params;

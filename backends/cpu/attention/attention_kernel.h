@@ -17,6 +17,8 @@
 #include <vector>
 
 #include "backends/cpu/attention/attention.h"
+#include "core/dtype.h"
+#include "core/half.h"
 
 namespace baton::cpu::attn {
 
@@ -132,16 +134,33 @@ class Kernel {
       const int64_t row = cache_row(*a_.batch, item.seq, static_cast<int32_t>(begin + j));
       const int64_t offset = (row * a_.kv_heads + item.kv_head) * hd_;
       const float* k;
-      if (a_.f16) {
-        S::f16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data(), hd_);
-        S::f16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_, hd_);
-        k = row_tmp_.data();
-      } else {
-        k = static_cast<const float*>(a_.k_cache) + offset;
-        std::memcpy(v_.data() + j * hdp_, static_cast<const float*>(a_.v_cache) + offset,
-                    static_cast<size_t>(hd_) * sizeof(float));
+      switch (a_.cache_dtype) {
+        case DType::kF16:
+          S::f16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data(), hd_);
+          S::f16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_,
+                        hd_);
+          k = row_tmp_.data();
+          break;
+        case DType::kQ8_0:
+          // A head's row is whole blocks (the cache checks head_dim % 32 == 0).
+          q8_0_to_f32(static_cast<const BlockQ8_0*>(a_.k_cache) + offset / kQK8_0, row_tmp_.data());
+          q8_0_to_f32(static_cast<const BlockQ8_0*>(a_.v_cache) + offset / kQK8_0,
+                      v_.data() + j * hdp_);
+          k = row_tmp_.data();
+          break;
+        default:
+          k = static_cast<const float*>(a_.k_cache) + offset;
+          std::memcpy(v_.data() + j * hdp_, static_cast<const float*>(a_.v_cache) + offset,
+                      static_cast<size_t>(hd_) * sizeof(float));
       }
       for (int64_t d = 0; d < hd_; ++d) kt_[d * kKvTile + j] = k[d];
+    }
+  }
+
+  void q8_0_to_f32(const BlockQ8_0* blocks, float* out) const {
+    for (int64_t b = 0; b < hd_ / kQK8_0; ++b) {
+      const float d = fp16_to_fp32(blocks[b].d);
+      for (int64_t i = 0; i < kQK8_0; ++i) out[b * kQK8_0 + i] = d * blocks[b].qs[i];
     }
   }
 

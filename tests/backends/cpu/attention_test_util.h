@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/half.h"
 #include "ops/op.h"
+#include "ops/quantize.h"
 #include "tests/ops/op_test_util.h"
 
 namespace baton::testing {
@@ -62,8 +62,7 @@ inline Tensor random_cache(DType dtype, Shape shape, uint32_t seed) {
   Tensor f32 = random_f32(shape, seed);
   if (dtype == DType::kF32) return f32;
   Tensor out = Tensor::host(dtype, shape);
-  for (int64_t i = 0; i < f32.numel(); ++i)
-    out.data<uint16_t>()[i] = fp32_to_fp16(f32.data<float>()[i]);
+  quantize_row(dtype, f32.data<float>(), out.raw(), f32.numel());
   return out;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.h"
+#include "baton/error.h"
 
 namespace baton {
 namespace {
@@ -18,6 +19,43 @@ TEST_F(PagedKvCacheTest, PoolsHaveOneBlockedTensorPerLayer) {
   EXPECT_EQ(cache.keys(1).shape(), (Shape{5, 4, 2, 4}));
   EXPECT_EQ(cache.values(0).shape(), (Shape{5, 4, 2, 4}));
   EXPECT_EQ(cache.bytes_per_token(), 2u * 4 * 2 * 2 * 4);
+}
+
+TEST_F(PagedKvCacheTest, SmallerDtypesShrinkEachToken) {
+  shape.head_dim = 64;
+  shape.dtype = DType::kF16;
+  PagedKvCache f16(shape, *backend);
+  EXPECT_EQ(f16.keys(0).dtype(), DType::kF16);
+  EXPECT_EQ(f16.bytes_per_token(), 2u * 2 * 2 * 64 * 2);
+  shape.dtype = DType::kQ8_0;
+  PagedKvCache q8_0(shape, *backend);
+  EXPECT_EQ(q8_0.values(1).dtype(), DType::kQ8_0);
+  EXPECT_EQ(q8_0.bytes_per_token(), 2u * 2 * 2 * 2 * sizeof(BlockQ8_0));  // two blocks a head
+}
+
+TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
+  EXPECT_EQ(parse_kv_cache_dtype("f32"), DType::kF32);
+  EXPECT_EQ(parse_kv_cache_dtype("f16"), DType::kF16);
+  EXPECT_EQ(parse_kv_cache_dtype("q8_0"), DType::kQ8_0);
+  EXPECT_EQ(parse_kv_cache_dtype("int8"), DType::kQ8_0);
+  try {
+    parse_kv_cache_dtype("fp8");
+    ADD_FAILURE() << "fp8 was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown KV cache dtype 'fp8' (use f32, f16 or q8_0)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kQ8_0, 128));
+  try {
+    check_kv_cache_dtype(DType::kQ8_0, 8);
+    ADD_FAILURE() << "head size 8 was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("multiple of 32; this model's is 8"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(check_kv_cache_dtype(DType::kQ4_0, 64), Error);
 }
 
 TEST_F(PagedKvCacheTest, CopyBlockCopiesKeysAndValuesOfEveryLayer) {
