@@ -32,26 +32,28 @@ std::string directory_name(const std::filesystem::path& dir) {
 
 void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t file_type,
                         gguf::GgufWriter& w) {
-  w.add_string("general.architecture", "llama");
+  const std::string& arch = c.gguf_architecture;
+  const auto key = [&arch](const char* suffix) { return arch + "." + suffix; };
+  w.add_string("general.architecture", arch);
   w.add_string("general.name", name);
-  w.add_uint32("llama.context_length", c.context_length);
-  w.add_uint32("llama.embedding_length", c.hidden_size);
-  w.add_uint32("llama.block_count", c.n_layer);
-  w.add_uint32("llama.feed_forward_length", c.intermediate_size);
-  w.add_uint32("llama.attention.head_count", c.n_head);
-  w.add_uint32("llama.attention.head_count_kv", c.n_head_kv);
-  w.add_float32("llama.attention.layer_norm_rms_epsilon", static_cast<float>(c.rms_norm_eps));
+  w.add_uint32(key("context_length"), c.context_length);
+  w.add_uint32(key("embedding_length"), c.hidden_size);
+  w.add_uint32(key("block_count"), c.n_layer);
+  w.add_uint32(key("feed_forward_length"), c.intermediate_size);
+  w.add_uint32(key("attention.head_count"), c.n_head);
+  w.add_uint32(key("attention.head_count_kv"), c.n_head_kv);
+  w.add_float32(key("attention.layer_norm_rms_epsilon"), static_cast<float>(c.rms_norm_eps));
   if (c.explicit_head_dim) {
-    w.add_uint32("llama.attention.key_length", c.head_dim);
-    w.add_uint32("llama.attention.value_length", c.head_dim);
+    w.add_uint32(key("attention.key_length"), c.head_dim);
+    w.add_uint32(key("attention.value_length"), c.head_dim);
   }
-  w.add_float32("llama.rope.freq_base", static_cast<float>(c.rope_theta));
-  w.add_uint32("llama.rope.dimension_count", c.head_dim);
+  w.add_float32(key("rope.freq_base"), static_cast<float>(c.rope_theta));
+  w.add_uint32(key("rope.dimension_count"), c.head_dim);
   if (c.rope_linear_factor) {
-    w.add_string("llama.rope.scaling.type", "linear");
-    w.add_float32("llama.rope.scaling.factor", static_cast<float>(*c.rope_linear_factor));
+    w.add_string(key("rope.scaling.type"), "linear");
+    w.add_float32(key("rope.scaling.factor"), static_cast<float>(*c.rope_linear_factor));
   }
-  w.add_uint32("llama.vocab_size", c.vocab_size);
+  w.add_uint32(key("vocab_size"), c.vocab_size);
   w.add_uint32("general.file_type", file_type);
 }
 

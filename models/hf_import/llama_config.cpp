@@ -12,8 +12,8 @@
 namespace baton::hf {
 namespace {
 
-constexpr std::array<std::string_view, 2> kArchitectures = {"LlamaForCausalLM",
-                                                            "MistralForCausalLM"};
+constexpr std::array<std::string_view, 3> kArchitectures = {
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
 
 class ConfigReader {
  public:
@@ -49,7 +49,8 @@ class ConfigReader {
     if (std::find(kArchitectures.begin(), kArchitectures.end(), name) == kArchitectures.end()) {
       throw Error(ErrorCategory::kUnsupported,
                   path_.filename().string() + ": architecture '" + gguf::printable(name) +
-                      "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM)");
+                      "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, "
+                      "Qwen2ForCausalLM)");
     }
     return name;
   }
@@ -94,6 +95,15 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   const ConfigReader r(config_json);
   LlamaConfig c;
   c.architecture = r.architecture();
+  if (c.architecture == "Qwen2ForCausalLM") {
+    c.gguf_architecture = "qwen2";
+    // Sliding-window layers would need a windowed attention mask Baton does not have.
+    if (find_bool(r.json(), "use_sliding_window", r.path()).value_or(false)) {
+      throw Error(ErrorCategory::kUnsupported,
+                  "config.json: use_sliding_window is not supported (Qwen2 with full attention "
+                  "is)");
+    }
+  }
   c.hidden_size = r.positive("hidden_size");
   c.intermediate_size = r.positive("intermediate_size");
   c.n_layer = r.positive("num_hidden_layers");

@@ -1,7 +1,7 @@
 #pragma once
 
-// The hyperparameters of a Hugging Face Llama or Mistral checkpoint, read from its config.json
-// with transformers' defaults for the keys it leaves out.
+// The hyperparameters of a Hugging Face Llama, Mistral or Qwen2 checkpoint, read from its
+// config.json with transformers' defaults for the keys it leaves out.
 
 #include <cstdint>
 #include <filesystem>
@@ -13,7 +13,10 @@
 namespace baton::hf {
 
 struct LlamaConfig {
-  std::string architecture;  // "LlamaForCausalLM" or "MistralForCausalLM"
+  std::string architecture;  // "LlamaForCausalLM", "MistralForCausalLM" or "Qwen2ForCausalLM"
+  // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
+  // as in transformers) or "llama" (no biases; rotary pairs adjacent).
+  std::string gguf_architecture = "llama";
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;
   int32_t n_layer = 0;

@@ -20,9 +20,16 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     const std::string hf = "model.layers." + std::to_string(i) + ".";
     const std::string gg = "blk." + std::to_string(i) + ".";
     t.push_back({hf + "input_layernorm.weight", gg + "attn_norm.weight", {embd}});
-    t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, true});
-    t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, true});
+    // GGUF qwen2 keeps transformers' rotary layout; llama wants the rows interleaved.
+    const bool interleave = c.gguf_architecture == "llama";
+    t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, interleave});
+    t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, interleave});
     t.push_back({hf + "self_attn.v_proj.weight", gg + "attn_v.weight", {kv, embd}});
+    if (c.gguf_architecture == "qwen2") {
+      t.push_back({hf + "self_attn.q_proj.bias", gg + "attn_q.bias", {q}});
+      t.push_back({hf + "self_attn.k_proj.bias", gg + "attn_k.bias", {kv}});
+      t.push_back({hf + "self_attn.v_proj.bias", gg + "attn_v.bias", {kv}});
+    }
     t.push_back({hf + "self_attn.o_proj.weight", gg + "attn_output.weight", {embd, q}});
     t.push_back({hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight", {embd}});
     t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
@@ -43,10 +50,9 @@ std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
   for (const TensorMapping& m : expected) by_source[m.source] = &m;
   for (const std::string& name : weights.names()) {
     if (!by_source.contains(name) && !name.ends_with(".rotary_emb.inv_freq")) {
-      throw Error(ErrorCategory::kInvalidModel, "the checkpoint's tensor '" +
-                                                    gguf::printable(name) +
-                                                    "' is not part of a Llama model of " +
-                                                    std::to_string(config.n_layer) + " layers");
+      throw Error(ErrorCategory::kInvalidModel,
+                  "the checkpoint's tensor '" + gguf::printable(name) + "' is not part of a " +
+                      config.architecture + " of " + std::to_string(config.n_layer) + " layers");
     }
   }
 

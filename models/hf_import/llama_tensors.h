@@ -1,6 +1,7 @@
 #pragma once
 
-// Which GGUF tensor each Hugging Face Llama tensor becomes, and the row order GGUF wants.
+// Which GGUF tensor each Hugging Face Llama (or Qwen2) tensor becomes, and the row order GGUF
+// wants.
 
 #include <cstdint>
 #include <string>

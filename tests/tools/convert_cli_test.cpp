@@ -99,7 +99,7 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
   const CommandResult r = convert_failing(dir);
   EXPECT_TRUE(contains(r.out,
                        "error: config.json: architecture 'GPT2LMHeadModel' is not supported "
-                       "(supported: LlamaForCausalLM, MistralForCausalLM)"))
+                       "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"))
       << r.out;
 }
 

@@ -22,6 +22,7 @@ except ImportError:
     print("skip: the tokenizers package is not installed (scripts/python-test-env.sh)")
     sys.exit(77)
 
+# The qwen2 case is a Qwen2ForCausalLM (q, k and v biases); the others are Llamas.
 LLAMA3_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"
                 r"| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+")
 QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}"
@@ -65,7 +66,7 @@ VARIANTS = {
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)]),
         "normalizer": normalizers.NFC(),
         "special": ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
-        "bos": None, "eos": "<|im_end|>", "add_bos": False},
+        "bos": None, "eos": "<|im_end|>", "add_bos": False, "architecture": "Qwen2ForCausalLM"},
 }
 
 
@@ -128,8 +129,12 @@ def write_checkpoint(directory, tokenizer, variant):
         layer + "mlp.gate_proj.weight": matrix(ff, hidden),
         layer + "mlp.up_proj.weight": matrix(ff, hidden),
         layer + "mlp.down_proj.weight": matrix(hidden, ff)})
+    architecture = variant.get("architecture", "LlamaForCausalLM")
+    if architecture == "Qwen2ForCausalLM":
+        for name, rows in (("q", hidden), ("k", hidden // 2), ("v", hidden // 2)):
+            tensors[layer + "self_attn.%s_proj.bias" % name] = ([rows], matrix(1, rows)[1])
     write_safetensors(tensors, os.path.join(directory, "model.safetensors"))
-    config = {"architectures": ["LlamaForCausalLM"], "model_type": "llama",
+    config = {"architectures": [architecture],
               "hidden_size": hidden, "intermediate_size": ff, "num_hidden_layers": 1,
               "num_attention_heads": 4, "num_key_value_heads": 2, "vocab_size": vocab_size,
               "max_position_embeddings": 128, "rms_norm_eps": 1e-5, "torch_dtype": "float32",
@@ -159,6 +164,8 @@ def check_variant(binary, name, variant, work):
     baton(binary, "convert", directory, "-o", gguf, "--outtype", "f32")
     info = baton(binary, "info", "-m", gguf)
     check(re.search(r'tokenizer\.ggml\.pre +"%s"' % name, info), "the pre-tokenizer:\n" + info)
+    arch = "qwen2" if variant.get("architecture") == "Qwen2ForCausalLM" else "llama"
+    check(re.search(r'general\.architecture +"%s"' % arch, info), "architecture:\n" + info)
     check(re.search(r'tokenizer\.ggml\.add_bos_token +%s' % str(variant["add_bos"]).lower(), info),
           "add_bos_token:\n" + info)
 

@@ -117,7 +117,8 @@ INSTANTIATE_TEST_SUITE_P(
     Checkpoints, ConvertedLogits,
     ::testing::Values(Case{"gqa", {.kv_heads = 2}},
                       Case{"mha_tied_padded_vocab",
-                           {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}}),
+                           {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
+                      Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ConvertCheckpoint, TokenizesAsSentencePiece) {
@@ -258,9 +259,10 @@ TEST(ConvertCheckpoint, CheckpointThatIsNotTheConfiguredLlamaIsRejected) {
     e.push_back(e.back());
     e.back().name = "model.layers.2.mlp.up_proj.weight";
   });
-  expect_contains(convert_error(dir.path()),
-                  "tensor 'model.layers.2.mlp.up_proj.weight' is not part of a Llama model of 2 "
-                  "layers");
+  expect_contains(
+      convert_error(dir.path()),
+      "tensor 'model.layers.2.mlp.up_proj.weight' is not part of a LlamaForCausalLM of 2 "
+      "layers");
   rewrite([](auto& e) {
     std::erase_if(e, [](const auto& t) { return t.name == "model.layers.1.mlp.down_proj.weight"; });
   });

@@ -27,6 +27,7 @@ struct TinyHfSpec {
   int extra_vocab = 0;  // embedding rows past the SentencePiece pieces (config vocab_size)
   bool tied = false;    // tie_word_embeddings: no lm_head.weight
   double rope_theta = 10000.0, rms_eps = 1e-5;
+  bool qwen2 = false;  // Qwen2ForCausalLM: q, k and v projections with biases
 };
 
 // Trains a byte-fallback BPE SentencePiece model as Llama's is configured (no normalization,
@@ -87,9 +88,9 @@ class TinyHfLlama {
       std::vector<Vec> q(n), k(n), v(n);
       for (int t = 0; t < n; ++t) {
         const Vec h = rms_norm(x[t], p + "input_layernorm.weight");
-        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj.weight", h), t);
-        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj.weight", h), t);
-        v[t] = linear(p + "self_attn.v_proj.weight", h);
+        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
+        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        v[t] = linear(p + "self_attn.v_proj", h);
       }
       for (int t = 0; t < n; ++t) {
         Vec attn(spec_.heads * hd, 0.0);
@@ -110,16 +111,16 @@ class TinyHfLlama {
             }
           }
         }
-        add_to(x[t], linear(p + "self_attn.o_proj.weight", attn));
+        add_to(x[t], linear(p + "self_attn.o_proj", attn));
         const Vec h = rms_norm(x[t], p + "post_attention_layernorm.weight");
-        const Vec gate = linear(p + "mlp.gate_proj.weight", h);
-        Vec act = linear(p + "mlp.up_proj.weight", h);
+        const Vec gate = linear(p + "mlp.gate_proj", h);
+        Vec act = linear(p + "mlp.up_proj", h);
         for (size_t i = 0; i < act.size(); ++i) act[i] *= gate[i] / (1.0 + std::exp(-gate[i]));
-        add_to(x[t], linear(p + "mlp.down_proj.weight", act));
+        add_to(x[t], linear(p + "mlp.down_proj", act));
       }
     }
     std::vector<Vec> out(n);
-    const std::string head = spec_.tied ? "model.embed_tokens.weight" : "lm_head.weight";
+    const std::string head = spec_.tied ? "model.embed_tokens" : "lm_head";
     for (int t = 0; t < n; ++t) out[t] = linear(head, rms_norm(x[t], "model.norm.weight"));
     return out;
   }
@@ -134,22 +135,23 @@ class TinyHfLlama {
   int head_dim() const { return spec_.hidden / spec_.heads; }
 
   void write_config(const std::filesystem::path& path) const {
-    const nlohmann::json config = {{"architectures", {"LlamaForCausalLM"}},
-                                   {"model_type", "llama"},
-                                   {"hidden_size", spec_.hidden},
-                                   {"intermediate_size", spec_.ffn},
-                                   {"num_hidden_layers", spec_.layers},
-                                   {"num_attention_heads", spec_.heads},
-                                   {"num_key_value_heads", spec_.kv_heads},
-                                   {"max_position_embeddings", 256},
-                                   {"rms_norm_eps", spec_.rms_eps},
-                                   {"rope_theta", spec_.rope_theta},
-                                   {"rope_scaling", nullptr},
-                                   {"vocab_size", vocab_},
-                                   {"tie_word_embeddings", spec_.tied},
-                                   {"bos_token_id", 1},
-                                   {"eos_token_id", 2},
-                                   {"torch_dtype", "float32"}};
+    const nlohmann::json config = {
+        {"architectures", {spec_.qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
+        {"model_type", spec_.qwen2 ? "qwen2" : "llama"},
+        {"hidden_size", spec_.hidden},
+        {"intermediate_size", spec_.ffn},
+        {"num_hidden_layers", spec_.layers},
+        {"num_attention_heads", spec_.heads},
+        {"num_key_value_heads", spec_.kv_heads},
+        {"max_position_embeddings", 256},
+        {"rms_norm_eps", spec_.rms_eps},
+        {"rope_theta", spec_.rope_theta},
+        {"rope_scaling", nullptr},
+        {"vocab_size", vocab_},
+        {"tie_word_embeddings", spec_.tied},
+        {"bos_token_id", 1},
+        {"eos_token_id", 2},
+        {"torch_dtype", "float32"}};
     std::ofstream(path) << config.dump(2);
   }
 
@@ -174,6 +176,11 @@ class TinyHfLlama {
       add(p + "self_attn.q_proj.weight", {q, e}, in_scale);
       add(p + "self_attn.k_proj.weight", {kv, e}, in_scale);
       add(p + "self_attn.v_proj.weight", {kv, e}, in_scale);
+      if (spec_.qwen2) {
+        add(p + "self_attn.q_proj.bias", {q}, 0.5);
+        add(p + "self_attn.k_proj.bias", {kv}, 0.5);
+        add(p + "self_attn.v_proj.bias", {kv}, 0.5);
+      }
       add(p + "self_attn.o_proj.weight", {e, q}, 1.0 / std::sqrt(double(q)));
       add(p + "post_attention_layernorm.weight", {e}, 0.2, 1.0);
       add(p + "mlp.gate_proj.weight", {spec_.ffn, e}, in_scale);
@@ -188,10 +195,12 @@ class TinyHfLlama {
     return Vec(begin, begin + w.shape[1]);
   }
 
-  // y = W x for W [rows, cols], PyTorch's nn.Linear.
-  Vec linear(const std::string& name, const Vec& x) const {
-    const Weight& w = weights_.at(name);
+  // y = W x (+ b when the layer has a bias) for W [rows, cols], PyTorch's nn.Linear.
+  Vec linear(const std::string& layer, const Vec& x) const {
+    const Weight& w = weights_.at(layer + ".weight");
+    const auto bias = weights_.find(layer + ".bias");
     Vec y(w.shape[0], 0.0);
+    if (bias != weights_.end()) y.assign(bias->second.values.begin(), bias->second.values.end());
     for (int64_t r = 0; r < w.shape[0]; ++r) {
       for (int64_t c = 0; c < w.shape[1]; ++c) y[r] += double(w.values[r * w.shape[1] + c]) * x[c];
     }
