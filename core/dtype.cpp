@@ -55,6 +55,7 @@ const DTypeTraits& traits(DType dtype) {
   static const DTypeTraits kF32{"f32", 1, 4};
   static const DTypeTraits kF16{"f16", 1, 2};
   static const DTypeTraits kBF16{"bf16", 1, 2};
+  static const DTypeTraits kF8E4M3{"fp8_e4m3", 1, 1};
   static const DTypeTraits kI8{"i8", 1, 1};
   static const DTypeTraits kI32{"i32", 1, 4};
   static const DTypeTraits kQ8_0{"q8_0", kQK8_0, sizeof(BlockQ8_0)};
@@ -74,6 +75,8 @@ const DTypeTraits& traits(DType dtype) {
       return kF16;
     case DType::kBF16:
       return kBF16;
+    case DType::kF8E4M3:
+      return kF8E4M3;
     case DType::kI8:
       return kI8;
     case DType::kI32:
@@ -121,6 +124,8 @@ std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type) {
     case DType::kQ5_K:
     case DType::kQ6_K:
       return static_cast<DType>(ggml_type);
+    case DType::kF8E4M3:  // not a ggml type
+      break;
   }
   return std::nullopt;
 }

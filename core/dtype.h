@@ -26,6 +26,9 @@ enum class DType : uint32_t {
   kI8 = 24,
   kI32 = 26,
   kBF16 = 30,
+  // Baton's own, outside ggml's range and never read from or written to files: FP8 E4M3
+  // (core/fp8.h), used for KV caches.
+  kF8E4M3 = 1000,
 };
 
 struct DTypeTraits {

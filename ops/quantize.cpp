@@ -6,6 +6,7 @@
 #include <string>
 
 #include "baton/error.h"
+#include "core/fp8.h"
 #include "core/half.h"
 #include "ops/quantize_detail.h"
 
@@ -75,6 +76,11 @@ void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
     case DType::kF16:
       convert_row_f16(x, reinterpret_cast<uint16_t*>(out), n);
       return;
+    case DType::kF8E4M3: {
+      auto* p = reinterpret_cast<uint8_t*>(out);
+      for (int64_t i = 0; i < n; ++i) p[i] = fp32_to_fp8_e4m3(x[i]);
+      return;
+    }
     case DType::kBF16:
       convert_row_bf16(x, reinterpret_cast<uint16_t*>(out), n);
       return;

@@ -234,7 +234,7 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
   cmd->add_option("--kv-cache-dtype", f->options.kv_cache_dtype, "KV cache element type")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8"}))
+      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
       ->capture_default_str();
   cmd->add_flag("--json", f->json, "print a JSON array of results");
   cmd->add_flag("--roofline", f->roofline,

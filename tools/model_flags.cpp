@@ -9,9 +9,10 @@
 namespace baton::cli {
 
 void add_kv_cache_dtype_flag(CLI::App& cmd, LLMOptions& o) {
-  cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype,
-                 "KV cache element type: f32, f16 or q8_0 (int8, a scale per 32 values)")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8"}))
+  cmd.add_option(
+         "--kv-cache-dtype", o.kv_cache_dtype,
+         "KV cache element type: f32, f16, q8_0 (int8, a scale per 32 values) or fp8 (e4m3)")
+      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
       ->capture_default_str();
 }
 

@@ -48,7 +48,8 @@ bool is_i32(const Tensor& t) {
   return t.dtype() == DType::kI32;
 }
 bool is_cache(const Tensor& t) {
-  return t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kQ8_0;
+  return t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kQ8_0 ||
+         t.dtype() == DType::kF8E4M3;
 }
 
 bool has_batch(const Node& node) {

@@ -1,6 +1,6 @@
 #pragma once
 
-// Writing one f32 row into an f32, f16 or q8_0 KV cache, shared by kv_write and the fused
+// Writing one f32 row into an f32, f16, q8_0 or fp8 KV cache, shared by kv_write and the fused
 // rope + kv_write. The f16 rounding is the reference's (round to nearest even) and q8_0 is
 // ops/quantize.h's encoder, so caches match the reference bit for bit.
 
@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "core/dtype.h"
+#include "core/fp8.h"
 #include "core/half.h"
 #include "ops/quantize.h"
 
@@ -28,6 +29,11 @@ inline void store_row(DType dtype, std::byte* dst, const float* src, int64_t n) 
     }
     case DType::kQ8_0:
       return quantize_row_q8_0(src, reinterpret_cast<BlockQ8_0*>(dst), n);
+    case DType::kF8E4M3: {
+      auto* out = reinterpret_cast<uint8_t*>(dst);
+      for (int64_t i = 0; i < n; ++i) out[i] = fp32_to_fp8_e4m3(src[i]);
+      return;
+    }
     default:
       std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(float));
   }

@@ -15,15 +15,17 @@ struct KvCacheShape {
   int32_t head_dim = 0;
   int32_t block_size = 16;  // tokens per block
   int32_t n_blocks = 0;
-  // F32, F16 or Q8_0 (blocks of 32 along each head's row, llama.cpp's `-ctk q8_0` layout; the
-  // head size must be a multiple of 32 so that no block spans two heads).
+  // F32, F16, Q8_0 (blocks of 32 along each head's row, llama.cpp's `-ctk q8_0` layout; the
+  // head size must be a multiple of 32 so that no block spans two heads) or F8E4M3 (vLLM's
+  // `fp8`: one byte a value, no scale).
   DType dtype = DType::kF32;
 };
 
 // K and V of one token over all layers: what sizing a pool in MiB divides by.
 size_t kv_bytes_per_token(const KvCacheShape& shape);
 
-// The cache dtype a --kv-cache-dtype names: "f32", "f16", "q8_0" (or "int8"). Throws
+// The cache dtype a --kv-cache-dtype names: "f32", "f16", "q8_0" (or "int8"), "fp8" (or
+// "fp8_e4m3"). Throws
 // Error(kInvalidArgument) listing the valid names otherwise.
 DType parse_kv_cache_dtype(const std::string& name);
 // Throws Error(kInvalidArgument) naming the dtype and head size when `dtype` cannot hold rows of

@@ -19,12 +19,13 @@ struct LLMOptions {
   std::string backend;       // "" = $BATON_BACKEND or "cpu"
   int32_t threads = 0;       // CPU threads; 0 = all cores
   int32_t context_size = 0;  // tokens per sequence; 0 = the model's trained context, capped at 4096
-  int32_t kv_block_size = 16;          // tokens per KV-cache block
-  double kv_cache_mib = 0;             // KV pool size; 0 = room for 4 full contexts
-  int32_t max_batch_tokens = 2048;     // tokens computed per engine step (prefill chunks + decodes)
-  int32_t max_seqs = 64;               // sequences per engine step
-  bool prefix_caching = true;          // reuse KV blocks of identical prompt prefixes
-  std::string kv_cache_dtype = "f32";  // f32, f16 or q8_0 (int8 with a scale per 32 values)
+  int32_t kv_block_size = 16;       // tokens per KV-cache block
+  double kv_cache_mib = 0;          // KV pool size; 0 = room for 4 full contexts
+  int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
+  int32_t max_seqs = 64;            // sequences per engine step
+  bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
+  // KV cache element type: f32, f16, q8_0 (int8 with a scale per 32 values) or fp8 (e4m3)
+  std::string kv_cache_dtype = "f32";
 };
 
 struct GenerationParams {

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "baton/error.h"
+#include "core/fp8.h"
 #include "core/half.h"
 #include "ops/reference.h"
 #include "ops/reference/dequantize_blocks.h"
@@ -26,6 +27,11 @@ void dequantize_row(const Tensor& t, int64_t row, float* out) {
     case DType::kF16: {
       const auto* p = reinterpret_cast<const uint16_t*>(src);
       for (int64_t i = 0; i < n; ++i) out[i] = fp16_to_fp32(p[i]);
+      return;
+    }
+    case DType::kF8E4M3: {
+      const auto* p = reinterpret_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) out[i] = fp8_e4m3_to_fp32(p[i]);
       return;
     }
     case DType::kBF16: {

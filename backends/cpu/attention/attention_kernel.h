@@ -11,6 +11,7 @@
 // without horizontal sums; a V tile is converted to rows padded to a multiple of 4 vectors.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -18,6 +19,7 @@
 
 #include "backends/cpu/attention/attention.h"
 #include "core/dtype.h"
+#include "core/fp8.h"
 #include "core/half.h"
 
 namespace baton::cpu::attn {
@@ -148,6 +150,11 @@ class Kernel {
                       v_.data() + j * hdp_);
           k = row_tmp_.data();
           break;
+        case DType::kF8E4M3:
+          fp8_to_f32(static_cast<const uint8_t*>(a_.k_cache) + offset, row_tmp_.data());
+          fp8_to_f32(static_cast<const uint8_t*>(a_.v_cache) + offset, v_.data() + j * hdp_);
+          k = row_tmp_.data();
+          break;
         default:
           k = static_cast<const float*>(a_.k_cache) + offset;
           std::memcpy(v_.data() + j * hdp_, static_cast<const float*>(a_.v_cache) + offset,
@@ -155,6 +162,10 @@ class Kernel {
       }
       for (int64_t d = 0; d < hd_; ++d) kt_[d * kKvTile + j] = k[d];
     }
+  }
+
+  void fp8_to_f32(const uint8_t* codes, float* out) const {
+    for (int64_t d = 0; d < hd_; ++d) out[d] = fp8_table_[codes[d]];
   }
 
   void q8_0_to_f32(const BlockQ8_0* blocks, float* out) const {
@@ -220,6 +231,7 @@ class Kernel {
   std::vector<float> q_, kt_, v_, s_, acc_, m_, l_;
   std::vector<int32_t> pos_;
   std::vector<float> row_tmp_;
+  const std::array<float, 256>& fp8_table_ = fp8_e4m3_table();
 };
 
 template <class S>

@@ -2,8 +2,8 @@
 // multiples of the query and KV tiles, head_dim 7, 64 and 128, MHA/GQA/MQA, several sequences
 // with scattered block tables, chunked prefill on a cache that already holds earlier tokens,
 // decode over contexts of 1 to 2000 positions (short, at and around the split length, long),
-// f32, f16 and q8_0 caches. run_cpu also checks that 1 and 2 threads agree bit for bit, which holds
-// because the work split depends only on the batch.
+// f32, f16, q8_0 and fp8 caches. run_cpu also checks that 1 and 2 threads agree bit for bit, which
+// holds because the work split depends only on the batch.
 
 #include <gtest/gtest.h>
 
@@ -54,7 +54,7 @@ TEST_P(CpuAttentionIsa, MatchesReference) {
 }
 
 std::vector<AttentionCase> cases() {
-  const DType f32 = DType::kF32, f16 = DType::kF16, q8_0 = DType::kQ8_0;
+  const DType f32 = DType::kF32, f16 = DType::kF16, q8_0 = DType::kQ8_0, fp8 = DType::kF8E4M3;
   std::vector<AttentionCase> out;
   for (int length : {1, 5, 17, 64, 300}) {
     out.push_back({"gqa_prefill_" + std::to_string(length), 8, 2, 64, 16, f32, {{0, length}}});
@@ -72,6 +72,7 @@ std::vector<AttentionCase> cases() {
   out.push_back({"mixed_decode_and_prefill", 8, 2, 64, 16, f16, {{600, 1}, {0, 19}, {40, 1}}});
   out.push_back({"mixed_q8_0", 8, 2, 64, 16, q8_0, {{600, 1}, {0, 19}, {40, 1}}});
   out.push_back({"decode_long_q8_0", 4, 4, 128, 16, q8_0, {{1999, 1}}});
+  out.push_back({"mixed_fp8_head_dim_7", 6, 2, 7, 16, fp8, {{300, 1}, {0, 19}}});
   return out;
 }
 

@@ -1,6 +1,6 @@
 // CPU kv_write and attention against the reference on token-flattened batches: MHA, GQA and
 // MQA; prefill, decode and mixed batches of several sequences whose block tables are shuffled
-// (non-contiguous) and whose lengths differ; f32, f16 and q8_0 caches.
+// (non-contiguous) and whose lengths differ; f32, f16, q8_0 and fp8 caches.
 
 #include <gtest/gtest.h>
 
@@ -58,10 +58,10 @@ TEST_P(CpuAttention, KvWriteAndAttentionMatchReference) {
     g.kv_write(k, v, cpu_k, cpu_v, batch);
     return g.attention(q, cpu_k, cpu_v, params);
   });
-  // The cache write is a copy (f32) or the same rounding (f16, q8_0's encoder): bit-identical.
+  // The cache write is a copy (f32) or the same rounding (f16, q8_0, fp8): bit-identical.
   expect_identical(cpu_k, ref_k);
   expect_identical(cpu_v, ref_v);
-  // f32 math on f32, f16-rounded or q8_0-decoded K/V (both sides decode the same bytes): fp32 dots
+  // f32 math on f32, f16, q8_0 or fp8-decoded K/V (both sides decode the same bytes): fp32 dots
   // over head_dim and an fp32 softmax with |v| < 1 (observed at most 1 ulp, 6e-8).
   expect_close(out, ref_out, 1e-5, 2e-6);
 }
@@ -76,6 +76,7 @@ std::vector<AttentionCase> attention_cases() {
       {"mqa_prefill_f16_cache", 6, 1, 64, 8, DType::kF16, {{0, 9}, {3, 4}}},
       {"gqa_mixed_q8_0_cache", 8, 4, 64, 16, DType::kQ8_0, {{33, 1}, {0, 13}, {16, 5}}},
       {"mqa_decode_q8_0_cache", 4, 1, 32, 8, DType::kQ8_0, {{40, 1}, {0, 9}}},
+      {"gqa_mixed_fp8_cache", 8, 4, 40, 16, DType::kF8E4M3, {{33, 1}, {0, 13}, {16, 5}}},
       {"odd_head_dim_block_3", 6, 2, 7, 3, DType::kF32, {{2, 3}, {10, 1}, {0, 1}}},
       {"long_decode", 4, 2, 64, 16, DType::kF32, {{300, 1}, {129, 1}}},
   };
