@@ -57,6 +57,7 @@ Action add_serve_command(CLI::App& app) {
     std::cerr << "baton serve: model '" << server.model_name() << "' on http://" << options->host
               << ":" << server.port() << " (playground at /; Ctrl-C or SIGTERM to stop)"
               << std::endl;
+    print_kv_cache(server.model_summary());
     std::atomic<bool> stopped{false};
     std::jthread signal_waiter([&server, &stopped, signals] {
       std::optional<std::jthread> drain;

@@ -36,6 +36,7 @@ class Server {
 
   int port() const { return port_; }
   const std::string& model_name() const { return context_->model_name; }
+  ModelSummary model_summary() const { return llm_->summary(); }
   // Serves until shutdown() has run; returns once every connection is closed, false when
   // listening failed.
   bool run();
