@@ -134,6 +134,7 @@ int run_serve_offline(const BenchFlags& f) {
   o.backend = f.options.backend;
   o.threads = f.options.threads;
   o.seed = f.options.seed;
+  o.kv_cache_dtype = f.options.kv_cache_dtype;
   const std::vector<OfflineThroughputResult> results = run_offline_throughput(o);
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -233,9 +234,7 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test")->capture_default_str();
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
-  cmd->add_option("--kv-cache-dtype", f->options.kv_cache_dtype, "KV cache element type")
-      ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
-      ->capture_default_str();
+  add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
   cmd->add_flag("--json", f->json, "print a JSON array of results");
   cmd->add_flag("--roofline", f->roofline,
                 "measure read bandwidth and matmul peak; show each result as a fraction of them");

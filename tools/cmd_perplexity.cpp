@@ -34,7 +34,7 @@ Action add_perplexity_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
-  add_kv_cache_dtype_flag(*cmd, f->options);
+  add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {
     f->options.model = resolve_model_path(f->options.model);

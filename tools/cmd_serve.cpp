@@ -8,8 +8,8 @@
 #include <optional>
 #include <thread>
 
+#include "models/hf_import/convert_checkpoint.h"
 #include "tools/commands.h"
-#include "tools/converted_checkpoint.h"
 #include "tools/model_flags.h"
 #include "tools/serve/http_server.h"
 
@@ -48,7 +48,7 @@ Action add_serve_command(CLI::App& app) {
   return [options] {
     // A checkpoint directory is served under its own name, not its cached conversion's.
     if (options->served_model_name.empty() && std::filesystem::is_directory(options->model.model)) {
-      options->served_model_name = checkpoint_name(options->model.model);
+      options->served_model_name = hf::directory_name(options->model.model);
     }
     resolve_model(options->model);
     const sigset_t signals = shutdown_signals();

@@ -19,10 +19,8 @@ namespace {
 class Fnv1a {
  public:
   void add(const std::string& text) {
-    for (const char c : text) {
-      hash_ = (hash_ ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-    }
-    add_separator();
+    for (const char c : text) mix(static_cast<unsigned char>(c));
+    mix(0xff);  // a separator that UTF-8 text never holds: "ab","c" differs from "a","bc"
   }
   std::string hex() const {
     char out[17];
@@ -31,7 +29,7 @@ class Fnv1a {
   }
 
  private:
-  void add_separator() { hash_ = (hash_ ^ 0xffU) * 0x100000001b3ULL; }
+  void mix(uint8_t byte) { hash_ = (hash_ ^ byte) * 0x100000001b3ULL; }
   uint64_t hash_ = 0xcbf29ce484222325ULL;
 };
 
@@ -58,11 +56,6 @@ std::filesystem::path env_path(const char* name) {
 
 }  // namespace
 
-std::string checkpoint_name(const std::filesystem::path& dir) {
-  const std::filesystem::path absolute = std::filesystem::absolute(dir).lexically_normal();
-  return (absolute.has_filename() ? absolute : absolute.parent_path()).filename().string();
-}
-
 std::filesystem::path cache_dir() {
   if (auto dir = env_path("BATON_CACHE_DIR"); !dir.empty()) return dir;
   if (auto dir = env_path("XDG_CACHE_HOME"); !dir.empty()) return dir / "baton";
@@ -74,7 +67,7 @@ std::filesystem::path converted_checkpoint(const std::filesystem::path& dir) {
   const std::filesystem::path absolute = std::filesystem::absolute(dir).lexically_normal();
   const std::filesystem::path folder = cache_dir() / "converted";
   const std::filesystem::path gguf =
-      folder / (checkpoint_name(dir) + "-" + fingerprint(absolute) + ".gguf");
+      folder / (hf::directory_name(dir) + "-" + fingerprint(absolute) + ".gguf");
   if (std::filesystem::is_regular_file(gguf)) {
     std::fprintf(stderr, "baton: %s is a Hugging Face checkpoint; using its conversion %s\n",
                  dir.c_str(), gguf.c_str());

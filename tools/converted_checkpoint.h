@@ -5,12 +5,8 @@
 // file is reused while the directory's files are unchanged.
 
 #include <filesystem>
-#include <string>
 
 namespace baton::cli {
-
-// The checkpoint directory's own name ("Llama-2-7b-hf" for "models/Llama-2-7b-hf/").
-std::string checkpoint_name(const std::filesystem::path& dir);
 
 // The cache folder: $BATON_CACHE_DIR, else $XDG_CACHE_HOME/baton, else ~/.cache/baton, else
 // baton-cache under the system's temporary folder.

@@ -8,9 +8,9 @@
 
 namespace baton::cli {
 
-void add_kv_cache_dtype_flag(CLI::App& cmd, LLMOptions& o) {
+void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype) {
   cmd.add_option(
-         "--kv-cache-dtype", o.kv_cache_dtype,
+         "--kv-cache-dtype", kv_cache_dtype,
          "KV cache element type: f32, f16, q8_0 (int8, a scale per 32 values) or fp8 (e4m3)")
       ->check(CLI::IsMember({"f32", "f16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
       ->capture_default_str();
@@ -25,7 +25,7 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
   cmd.add_option("--kv-cache-size", o.kv_cache_mib,
                  "KV cache pool in MiB, fractions allowed (default: 4 full contexts)");
-  add_kv_cache_dtype_flag(cmd, o);
+  add_kv_cache_dtype_flag(cmd, o.kv_cache_dtype);
   cmd.add_option("--kv-block-size", o.kv_block_size, "tokens per KV-cache block")
       ->capture_default_str();
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "tokens computed per engine step")

@@ -8,10 +8,9 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/kv_store.h"
+#include "ops/quantize.h"
 
 namespace baton::cpu {
-namespace {}  // namespace
-
 void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,
               const Tensor& v_cache, const PagedBatch& batch) {
   validate_paged_batch(batch, k.dim(0), k_cache.dim(0), k_cache.dim(1));
@@ -20,10 +19,10 @@ void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
-    store_row(dtype, cache_row_bytes(k_cache.raw(), dtype, row, row_elems),
-              k.data<float>() + t * row_elems, row_elems);
-    store_row(dtype, cache_row_bytes(v_cache.raw(), dtype, row, row_elems),
-              v.data<float>() + t * row_elems, row_elems);
+    quantize_row(dtype, k.data<float>() + t * row_elems,
+                 cache_row_bytes(k_cache.raw(), dtype, row, row_elems), row_elems);
+    quantize_row(dtype, v.data<float>() + t * row_elems,
+                 cache_row_bytes(v_cache.raw(), dtype, row, row_elems), row_elems);
   }
 }
 

@@ -17,6 +17,7 @@
 #include "backends/cpu/matmul/packed_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
+#include "core/kv_cache/paged_kv_cache.h"
 
 namespace baton {
 namespace {
@@ -48,8 +49,7 @@ bool is_i32(const Tensor& t) {
   return t.dtype() == DType::kI32;
 }
 bool is_cache(const Tensor& t) {
-  return t.dtype() == DType::kF32 || t.dtype() == DType::kF16 || t.dtype() == DType::kQ8_0 ||
-         t.dtype() == DType::kF8E4M3;
+  return is_kv_cache_dtype(t.dtype());
 }
 
 bool has_batch(const Node& node) {

@@ -8,6 +8,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/elementwise/elementwise.h"
 #include "backends/cpu/kv_store.h"
+#include "ops/quantize.h"
 
 namespace baton::cpu {
 namespace {
@@ -74,9 +75,9 @@ void rope_kv_write_rows(const Context& ctx, const Tensor& k, const RopeAngles& a
     float* rt = rotated.data<float>() + t * row_elems;
     for (int64_t h = 0; h < kv_heads; ++h)
       angles.rotate(rope, t, kt + h * head_dim, rt + h * head_dim, head_dim);
-    store_row(dtype, cache_row_bytes(k_cache.raw(), dtype, row, row_elems), rt, row_elems);
-    store_row(dtype, cache_row_bytes(v_cache.raw(), dtype, row, row_elems),
-              v.data<float>() + t * row_elems, row_elems);
+    quantize_row(dtype, rt, cache_row_bytes(k_cache.raw(), dtype, row, row_elems), row_elems);
+    quantize_row(dtype, v.data<float>() + t * row_elems,
+                 cache_row_bytes(v_cache.raw(), dtype, row, row_elems), row_elems);
   }
 }
 

@@ -52,9 +52,13 @@ DType parse_kv_cache_dtype(const std::string& name) {
               "unknown KV cache dtype '" + name + "' (use f32, f16, q8_0 or fp8)");
 }
 
+bool is_kv_cache_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kQ8_0 ||
+         dtype == DType::kF8E4M3;
+}
+
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
-  if (dtype != DType::kF32 && dtype != DType::kF16 && dtype != DType::kQ8_0 &&
-      dtype != DType::kF8E4M3) {
+  if (!is_kv_cache_dtype(dtype)) {
     throw Error(
         ErrorCategory::kInvalidArgument,
         "a KV cache cannot be " + std::string(to_string(dtype)) + " (use f32, f16, q8_0 or fp8)");

@@ -25,9 +25,10 @@ struct KvCacheShape {
 size_t kv_bytes_per_token(const KvCacheShape& shape);
 
 // The cache dtype a --kv-cache-dtype names: "f32", "f16", "q8_0" (or "int8"), "fp8" (or
-// "fp8_e4m3"). Throws
-// Error(kInvalidArgument) listing the valid names otherwise.
+// "fp8_e4m3"). Throws Error(kInvalidArgument) listing the valid names otherwise.
 DType parse_kv_cache_dtype(const std::string& name);
+// F32, F16, Q8_0 or F8E4M3: the element types a KV cache may have.
+bool is_kv_cache_dtype(DType dtype);
 // Throws Error(kInvalidArgument) naming the dtype and head size when `dtype` cannot hold rows of
 // `head_dim` elements, or is not a cache dtype.
 void check_kv_cache_dtype(DType dtype, int32_t head_dim);

@@ -12,6 +12,13 @@ namespace {
 constexpr int32_t kMaxDefaultContext = 4096;
 constexpr int32_t kDefaultContextsInPool = 4;
 
+size_t bytes_per_token(const ModelConfig& c, DType kv_dtype) {
+  return kv_bytes_per_token({.n_layers = c.n_layer,
+                             .n_kv_heads = c.n_head_kv,
+                             .head_dim = c.head_dim,
+                             .dtype = kv_dtype});
+}
+
 }  // namespace
 
 LoadedModel::LoadedModel(const LLMOptions& options)
@@ -41,11 +48,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   check_kv_cache_dtype(config.kv_dtype, c.head_dim);
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
   const double bytes_per_block =
-      static_cast<double>(kv_bytes_per_token({.n_layers = c.n_layer,
-                                              .n_kv_heads = c.n_head_kv,
-                                              .head_dim = c.head_dim,
-                                              .dtype = config.kv_dtype})) *
-      options.kv_block_size;
+      static_cast<double>(bytes_per_token(c, config.kv_dtype)) * options.kv_block_size;
   config.n_blocks = options.kv_cache_mib > 0
                         ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
                         : kDefaultContextsInPool *
@@ -87,11 +90,7 @@ ModelSummary LoadedModel::summary() const {
       .n_head_kv = c.n_head_kv,
       .n_ff = c.n_ff,
       .kv_cache_dtype = std::string(to_string(engine_config.kv_dtype)),
-      .kv_bytes_per_token =
-          static_cast<int64_t>(kv_bytes_per_token({.n_layers = c.n_layer,
-                                                   .n_kv_heads = c.n_head_kv,
-                                                   .head_dim = c.head_dim,
-                                                   .dtype = engine_config.kv_dtype})),
+      .kv_bytes_per_token = static_cast<int64_t>(bytes_per_token(c, engine_config.kv_dtype)),
       .kv_cache_tokens = static_cast<int64_t>(engine_config.n_blocks) * engine_config.block_size};
 }
 

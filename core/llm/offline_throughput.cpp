@@ -41,8 +41,11 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
       throw Error(ErrorCategory::kInvalidArgument,
                   "concurrency must be positive, got " + std::to_string(concurrency));
     }
-    LLM llm(LLMOptions{
-        .model = o.model, .backend = o.backend, .threads = o.threads, .max_seqs = concurrency});
+    LLM llm(LLMOptions{.model = o.model,
+                       .backend = o.backend,
+                       .threads = o.threads,
+                       .max_seqs = concurrency,
+                       .kv_cache_dtype = o.kv_cache_dtype});
     const std::vector<Request> requests = random_requests(llm.summary().n_vocab, o, params);
     llm.generate({requests.front()});  // warm-up, untimed
     const auto start = std::chrono::steady_clock::now();

@@ -18,6 +18,7 @@ struct OfflineThroughputOptions {
   int32_t output_tokens = 64;   // exactly this many (end-of-text is ignored)
   std::vector<int32_t> concurrency = {1, 4, 16};
   uint64_t seed = 0;
+  std::string kv_cache_dtype = "f32";
 };
 
 struct OfflineThroughputResult {

@@ -137,7 +137,7 @@ struct ModelSummary {
   std::string architecture;
   std::string backend;
   int32_t n_vocab, n_ctx_train, context_size, n_embd, n_layer, n_head, n_head_kv, n_ff;
-  std::string kv_cache_dtype;  // "f32", "f16" or "q8_0"
+  std::string kv_cache_dtype;  // "f32", "f16", "q8_0" or "fp8_e4m3"
   int64_t kv_bytes_per_token;  // K and V of one token over all layers
   int64_t kv_cache_tokens;     // tokens the whole pool holds
 };

@@ -24,12 +24,6 @@ uint32_t llama_file_type(DType out_type) {
               "cannot convert to " + std::string(to_string(out_type)) + " (use f32, f16 or bf16)");
 }
 
-std::string directory_name(const std::filesystem::path& dir) {
-  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
-  if (!p.has_filename()) p = p.parent_path();  // "model/" names "model"
-  return p.filename().string();
-}
-
 void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t file_type,
                         gguf::GgufWriter& w) {
   const std::string& arch = c.gguf_architecture;
@@ -72,6 +66,12 @@ void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType
 }
 
 }  // namespace
+
+std::string directory_name(const std::filesystem::path& dir) {
+  std::filesystem::path p = std::filesystem::absolute(dir).lexically_normal();
+  if (!p.has_filename()) p = p.parent_path();  // "model/" names "model"
+  return p.filename().string();
+}
 
 ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                                   const std::filesystem::path& output,

@@ -29,6 +29,10 @@ struct ConvertSummary {
   uint64_t file_bytes = 0;
 };
 
+// The checkpoint directory's own name ("Llama-2-7b-hf" for "models/Llama-2-7b-hf/"): the
+// default general.name.
+std::string directory_name(const std::filesystem::path& dir);
+
 // Writes `dir`'s model to `output` one tensor at a time (through a temporary file renamed into
 // place, so a failure leaves no partial output). Everything but the weights' bytes is read and
 // checked before writing starts. Throws Error(kInvalidArgument) when `dir` is not a directory
