@@ -44,7 +44,9 @@ inline uint16_t fp32_to_fp16(float f) {
   }
   if (abs < 0x38800000u) {  // result is subnormal or zero
     const uint32_t shift = 113 - (abs >> 23);
-    if (shift > 24) return static_cast<uint16_t>(sign);
+    // Below 2^-25 (shift > 11) the value rounds to zero; returning early also keeps the shifts
+    // below under 32 bits (shift + 13 reached 37 for values near 2^-38, which made NaNs).
+    if (shift > 11) return static_cast<uint16_t>(sign);
     const uint32_t mantissa = (abs & 0x7fffffu) | 0x800000u;
     uint32_t half = mantissa >> (shift + 13);
     const uint32_t remainder = mantissa & ((1u << (shift + 13)) - 1);

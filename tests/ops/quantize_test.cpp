@@ -118,6 +118,19 @@ TEST(Quantize, HalfAndBfloat16RoundToNearestEven) {
   EXPECT_NEAR(b[4], 0.1f, 0.1f * 0x1p-8f);
 }
 
+// The smallest fp16 subnormal is 2^-24: 2^-25 is the tie between it and zero (to even: zero),
+// anything below rounds to zero, however tiny (values near 2^-38 once came back as NaN).
+TEST(Quantize, HalfRoundsTinyValuesToZeroOrTheSmallestSubnormal) {
+  EXPECT_EQ(fp32_to_fp16(0x1.8p-25f), 0x0001);
+  EXPECT_EQ(fp32_to_fp16(0x1p-24f), 0x0001);
+  EXPECT_EQ(fp32_to_fp16(-0x1.8p-24f), 0x8002);
+  EXPECT_EQ(fp32_to_fp16(0x1p-25f), 0x0000);
+  for (int e = 26; e <= 149; ++e) {
+    EXPECT_EQ(fp32_to_fp16(std::ldexp(1.5f, -e)), 0x0000) << "1.5 * 2^-" << e;
+    EXPECT_EQ(fp32_to_fp16(-std::ldexp(1.0f, -e)), 0x8000) << "-2^-" << e;
+  }
+}
+
 TEST(Quantize, F32IsCopiedBitForBit) {
   const std::vector<float> x = random_row(7, 3, 1.0f);
   EXPECT_EQ(round_trip(DType::kF32, x), x);
