@@ -1,8 +1,8 @@
 // Paged KV-cache write and causal attention with grouped K/V heads (MHA, GQA, MQA).
 //
-// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32, f16, q8_0 or fp8; every K/V row is
-// found through the sequence's block table. Attention plans its work once (attention/attention.h)
-// and runs it with the kernel of the active ISA level.
+// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32, f16, bf16, q8_0 or fp8; every K/V
+// row is found through the sequence's block table. Attention plans its work once
+// (attention/attention.h) and runs it with the kernel of the active ISA level.
 
 #include "backends/cpu/attention/attention.h"
 #include "backends/cpu/cpu_kernels.h"

@@ -1,7 +1,7 @@
 #pragma once
 
 // Where a KV-cache row lives, shared by kv_write and the fused rope + kv_write. Rows are
-// encoded with ops/quantize.h's quantize_row (f32 copy, f16, q8_0, fp8), the reference's own
+// encoded with ops/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8), the reference's own
 // encoder, so caches match the reference bit for bit.
 
 #include <cstddef>

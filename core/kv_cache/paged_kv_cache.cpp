@@ -46,22 +46,23 @@ size_t kv_bytes_per_token(const KvCacheShape& shape) {
 DType parse_kv_cache_dtype(const std::string& name) {
   if (name == "f32") return DType::kF32;
   if (name == "f16") return DType::kF16;
+  if (name == "bf16") return DType::kBF16;
   if (name == "q8_0" || name == "int8") return DType::kQ8_0;
   if (name == "fp8" || name == "fp8_e4m3") return DType::kF8E4M3;
   throw Error(ErrorCategory::kInvalidArgument,
-              "unknown KV cache dtype '" + name + "' (use f32, f16, q8_0 or fp8)");
+              "unknown KV cache dtype '" + name + "' (use f32, f16, bf16, q8_0 or fp8)");
 }
 
 bool is_kv_cache_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kQ8_0 ||
-         dtype == DType::kF8E4M3;
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
+         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3;
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
   if (!is_kv_cache_dtype(dtype)) {
-    throw Error(
-        ErrorCategory::kInvalidArgument,
-        "a KV cache cannot be " + std::string(to_string(dtype)) + " (use f32, f16, q8_0 or fp8)");
+    throw Error(ErrorCategory::kInvalidArgument, "a KV cache cannot be " +
+                                                     std::string(to_string(dtype)) +
+                                                     " (use f32, f16, bf16, q8_0 or fp8)");
   }
   if (dtype == DType::kQ8_0 && head_dim % kQK8_0 != 0) {
     throw Error(ErrorCategory::kInvalidArgument,

@@ -24,7 +24,8 @@ void require_caches(const Tensor& k_cache, const Tensor& v_cache, int64_t kv_hea
   require_rank(k_cache, 4, what + " k_cache");
   require_shape(v_cache, k_cache.shape(), what + " v_cache");
   const DType dtype = k_cache.dtype();
-  require(is_kv_cache_dtype(dtype), what + " caches must be f32, f16, q8_0 or fp8_e4m3, got " +
+  require(is_kv_cache_dtype(dtype), what +
+                                        " caches must be f32, f16, bf16, q8_0 or fp8_e4m3, got " +
                                         std::string(to_string(dtype)));
   require(dtype != DType::kQ8_0 || head_dim % kQK8_0 == 0,
           what + " q8_0 caches need a head size that is a multiple of 32, got " +

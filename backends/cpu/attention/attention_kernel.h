@@ -143,6 +143,11 @@ class Kernel {
                         hd_);
           k = row_tmp_.data();
           break;
+        case DType::kBF16:
+          bf16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data());
+          bf16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_);
+          k = row_tmp_.data();
+          break;
         case DType::kQ8_0:
           // A head's row is whole blocks (the cache checks head_dim % 32 == 0).
           q8_0_to_f32(static_cast<const BlockQ8_0*>(a_.k_cache) + offset / kQK8_0, row_tmp_.data());
@@ -162,6 +167,10 @@ class Kernel {
       }
       for (int64_t d = 0; d < hd_; ++d) kt_[d * kKvTile + j] = k[d];
     }
+  }
+
+  void bf16_to_f32(const uint16_t* bits, float* out) const {
+    for (int64_t d = 0; d < hd_; ++d) out[d] = baton::bf16_to_fp32(bits[d]);
   }
 
   void fp8_to_f32(const uint8_t* codes, float* out) const {

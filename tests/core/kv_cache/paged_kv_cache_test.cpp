@@ -36,6 +36,7 @@ TEST_F(PagedKvCacheTest, SmallerDtypesShrinkEachToken) {
 TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
   EXPECT_EQ(parse_kv_cache_dtype("f32"), DType::kF32);
   EXPECT_EQ(parse_kv_cache_dtype("f16"), DType::kF16);
+  EXPECT_EQ(parse_kv_cache_dtype("bf16"), DType::kBF16);
   EXPECT_EQ(parse_kv_cache_dtype("q8_0"), DType::kQ8_0);
   EXPECT_EQ(parse_kv_cache_dtype("int8"), DType::kQ8_0);
   EXPECT_EQ(parse_kv_cache_dtype("fp8"), DType::kF8E4M3);
@@ -44,9 +45,9 @@ TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
     parse_kv_cache_dtype("int4");
     ADD_FAILURE() << "int4 was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(
-        std::string(e.what()).find("unknown KV cache dtype 'int4' (use f32, f16, q8_0 or fp8)"),
-        std::string::npos)
+    EXPECT_NE(std::string(e.what()).find(
+                  "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0 or fp8)"),
+              std::string::npos)
         << e.what();
   }
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kQ8_0, 128));
