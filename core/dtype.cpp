@@ -49,6 +49,15 @@ constexpr std::array<std::string_view, 40> kGgmlTypeNames = {"f32",
                                                              "iq4_nl_8_8",
                                                              "mxfp4"};
 
+size_t bytes_for_blocks(const DTypeTraits& t, int64_t count) {
+  if (count % t.block_size != 0) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                std::to_string(count) + " elements is not a whole number of " +
+                    std::string(t.name) + " blocks of " + std::to_string(t.block_size));
+  }
+  return static_cast<size_t>(count / t.block_size) * t.block_bytes;
+}
+
 }  // namespace
 
 const DTypeTraits& traits(DType dtype) {
@@ -68,6 +77,12 @@ const DTypeTraits& traits(DType dtype) {
   static const DTypeTraits kQ4_K{"q4_K", kQK_K, sizeof(BlockQ4_K)};
   static const DTypeTraits kQ5_K{"q5_K", kQK_K, sizeof(BlockQ5_K)};
   static const DTypeTraits kQ6_K{"q6_K", kQK_K, sizeof(BlockQ6_K)};
+  static const DTypeTraits kI8Row{"int8", 32, 32, sizeof(float)};
+  static const DTypeTraits kI4G32{"int4_g32", int4_block_size(DType::kI4G32),
+                                  int4_block_bytes(DType::kI4G32)};
+  static const DTypeTraits kI4G128{"int4_g128", int4_block_size(DType::kI4G128),
+                                   int4_block_bytes(DType::kI4G128)};
+  static const DTypeTraits kF8Row{"fp8", 32, 32, sizeof(float)};
   switch (dtype) {
     case DType::kF32:
       return kF32;
@@ -101,6 +116,14 @@ const DTypeTraits& traits(DType dtype) {
       return kQ5_K;
     case DType::kQ6_K:
       return kQ6_K;
+    case DType::kI8Row:
+      return kI8Row;
+    case DType::kI4G32:
+      return kI4G32;
+    case DType::kI4G128:
+      return kI4G128;
+    case DType::kF8Row:
+      return kF8Row;
   }
   throw Error(ErrorCategory::kInternal,
               "unknown dtype code " + std::to_string(static_cast<uint32_t>(dtype)));
@@ -123,25 +146,40 @@ std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type) {
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K:
+    case DType::kI8Row:
+    case DType::kI4G32:
+    case DType::kI4G128:
+    case DType::kF8Row:
       return static_cast<DType>(ggml_type);
-    case DType::kF8E4M3:  // not a ggml type
+    case DType::kF8E4M3:  // never in files
       break;
   }
   return std::nullopt;
 }
 
 std::string_view ggml_type_name(uint32_t ggml_type) {
-  return ggml_type < kGgmlTypeNames.size() ? kGgmlTypeNames[ggml_type] : "unknown";
+  if (ggml_type < kGgmlTypeNames.size()) return kGgmlTypeNames[ggml_type];
+  const std::optional<DType> dtype = dtype_from_ggml_type(ggml_type);
+  return dtype ? to_string(*dtype) : "unknown";
+}
+
+bool is_baton_weight_type(DType dtype) {
+  return dtype == DType::kI8Row || dtype == DType::kI4G32 || dtype == DType::kI4G128 ||
+         dtype == DType::kF8Row;
+}
+
+size_t row_bytes(DType dtype, int64_t row_length) {
+  const DTypeTraits& t = traits(dtype);
+  return t.row_header_bytes + bytes_for_blocks(t, row_length);
 }
 
 size_t bytes_for(DType dtype, int64_t count) {
   const DTypeTraits& t = traits(dtype);
-  if (count % t.block_size != 0) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                std::to_string(count) + " elements is not a whole number of " +
-                    std::string(t.name) + " blocks of " + std::to_string(t.block_size));
+  if (t.row_header_bytes != 0) {
+    throw Error(ErrorCategory::kInternal,
+                std::string(t.name) + " sizes depend on the row length; use row_bytes");
   }
-  return static_cast<size_t>(count / t.block_size) * t.block_bytes;
+  return bytes_for_blocks(t, count);
 }
 
 bool is_quantized(DType dtype) {

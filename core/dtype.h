@@ -26,15 +26,31 @@ enum class DType : uint32_t {
   kI8 = 24,
   kI32 = 26,
   kBF16 = 30,
-  // Baton's own, outside ggml's range and never read from or written to files: FP8 E4M3
-  // (core/fp8.h), used for KV caches.
+  // Baton's own, outside ggml's range. FP8 E4M3 (core/fp8.h) is an element type of KV caches,
+  // never stored in files.
   kF8E4M3 = 1000,
+  // Baton's own weight types (docs/quantization.md). GGUF files Baton writes store them under
+  // these codes; llama.cpp does not read such files.
+  //
+  // int8 per output channel: a row is its f32 scale, then one int8 quant per element;
+  // value = scale * q.
+  kI8Row = 1001,
+  // int4 in groups of 32 or 128 elements, blocks of 64 (g32) or 128 (g128) elements: the
+  // block's fp16 group scales d (two or one), then its 4-bit quants in chunks of 64 elements
+  // (32 bytes): byte i of a chunk holds chunk element i in its low nibble and element 32 + i in
+  // its high nibble; value = d[group] * (q - 8).
+  kI4G32 = 1002,
+  kI4G128 = 1003,
+  // FP8 E4M3 per output channel: a row is its f32 scale, then one E4M3 byte per element;
+  // value = scale * e4m3(q).
+  kF8Row = 1004,
 };
 
 struct DTypeTraits {
   std::string_view name;
-  int64_t block_size;  // elements per block (1 for plain types)
-  size_t block_bytes;  // bytes per block
+  int64_t block_size;           // elements per block (1 for plain types)
+  size_t block_bytes;           // bytes per block
+  size_t row_header_bytes = 0;  // bytes before each row's blocks (per-row scales)
 };
 
 const DTypeTraits& traits(DType dtype);
@@ -47,9 +63,30 @@ std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type);
 // Name of any ggml_type code, for error messages about types Baton does not implement.
 std::string_view ggml_type_name(uint32_t ggml_type);
 
-// Bytes of `count` elements; `count` must be a multiple of the block size.
+// Bytes of `count` elements; `count` must be a multiple of the block size. Not for types with
+// row headers, whose size depends on the row length: use row_bytes.
 size_t bytes_for(DType dtype, int64_t count);
+// Bytes of one row of `row_length` elements, header included.
+size_t row_bytes(DType dtype, int64_t row_length);
 bool is_quantized(DType dtype);
+// Baton's own weight types (kI8Row .. kF8Row).
+bool is_baton_weight_type(DType dtype);
+
+// int4 geometry (kI4G32, kI4G128): elements per group sharing one scale, groups per block,
+// elements and bytes per block.
+constexpr int64_t kInt4Chunk = 64;  // elements per 32-byte chunk of quants
+constexpr int64_t int4_group_size(DType dtype) {
+  return dtype == DType::kI4G32 ? 32 : 128;
+}
+constexpr int64_t int4_block_groups(DType dtype) {
+  return dtype == DType::kI4G32 ? 2 : 1;
+}
+constexpr int64_t int4_block_size(DType dtype) {
+  return dtype == DType::kI4G32 ? kInt4Chunk : 2 * kInt4Chunk;
+}
+constexpr size_t int4_block_bytes(DType dtype) {
+  return static_cast<size_t>(2 * int4_block_groups(dtype) + int4_block_size(dtype) / 2);
+}
 
 // GGUF block layouts (ggml-common.h): a scale d as fp16 followed by the quants.
 constexpr int64_t kQK8_0 = 32;

@@ -37,8 +37,10 @@ class Tensor {
   // Elements in the innermost dimension, and the number of such rows.
   int64_t row_length() const { return shape_.empty() ? 1 : shape_.back(); }
   int64_t rows() const { return numel() / row_length(); }
-  size_t row_bytes() const { return bytes_for(dtype_, row_length()); }
-  size_t nbytes() const { return bytes_for(dtype_, numel()); }
+  size_t row_bytes() const { return baton::row_bytes(dtype_, row_length()); }
+  size_t nbytes() const {
+    return row_length() == 0 ? 0 : static_cast<size_t>(rows()) * row_bytes();
+  }
 
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   size_t offset() const { return offset_; }

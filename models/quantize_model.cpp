@@ -63,7 +63,7 @@ void quantize_rows(const Tensor& source, const std::string& name, DType to, int3
                    std::span<std::byte> out) {
   const int64_t rows = source.rows();
   const int64_t n = source.row_length();
-  const size_t row_bytes = bytes_for(to, n);
+  const size_t row_bytes = baton::row_bytes(to, n);
   std::exception_ptr failure;
   std::atomic<bool> failed{false};
 #pragma omp parallel num_threads(threads > 0 ? threads : omp_get_max_threads())

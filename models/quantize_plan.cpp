@@ -11,7 +11,8 @@ namespace baton {
 namespace {
 
 // llama_ftype codes from llama.h. A plain K-quant is labelled as its "_S" mix, the nearest one:
-// llama.cpp has no code for a file of one K-quant type throughout.
+// llama.cpp has no code for a file of one K-quant type throughout. Baton's own types have no
+// llama_ftype; their files are labelled with the type's code.
 constexpr QuantizePreset kPresets[] = {
     {"q8_0", DType::kQ8_0, 7},
     {"q4_0", DType::kQ4_0, 2},
@@ -28,13 +29,18 @@ constexpr QuantizePreset kPresets[] = {
     {"f32", DType::kF32, 0},
     {"f16", DType::kF16, 1},
     {"bf16", DType::kBF16, 32},
+    {"int8", DType::kI8Row, static_cast<uint32_t>(DType::kI8Row)},
+    {"int4_g32", DType::kI4G32, static_cast<uint32_t>(DType::kI4G32)},
+    {"int4_g128", DType::kI4G128, static_cast<uint32_t>(DType::kI4G128)},
+    {"fp8", DType::kF8Row, static_cast<uint32_t>(DType::kF8Row)},
 };
 
-bool equal_ignoring_case(std::string_view a, std::string_view b) {
-  return std::ranges::equal(a, b, [](char x, char y) {
-    return std::tolower(static_cast<unsigned char>(x)) ==
-           std::tolower(static_cast<unsigned char>(y));
-  });
+// Preset names match in any case and with '-' for '_' (int4-g32 is int4_g32).
+bool same_preset_name(std::string_view a, std::string_view b) {
+  const auto fold = [](char c) {
+    return c == '-' ? '_' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  };
+  return std::ranges::equal(a, b, [&](char x, char y) { return fold(x) == fold(y); });
 }
 
 // Matrices, as llama-quantize picks them: two or more dimensions and a ".weight" name. Norms
@@ -90,7 +96,7 @@ std::span<const QuantizePreset> quantize_presets() {
 
 const QuantizePreset* find_quantize_preset(std::string_view name) {
   for (const QuantizePreset& p : kPresets) {
-    if (equal_ignoring_case(p.name, name)) return &p;
+    if (same_preset_name(p.name, name)) return &p;
   }
   return nullptr;
 }
@@ -124,7 +130,10 @@ DType fallback_type(DType wanted, int64_t row_length) {
     case DType::kQ6_K:
       next = DType::kQ8_0;
       break;
-    default:  // the 32-element types: nothing between them and f16 has smaller blocks
+    case DType::kI4G128:
+      next = DType::kI4G32;
+      break;
+    default:  // the 32- and 64-element types: nothing between them and f16 has smaller blocks
       break;
   }
   return fits(next) ? next : DType::kF16;
@@ -151,9 +160,9 @@ std::vector<TensorQuantization> plan_quantization(const gguf::GgufFile& file,
       t.to = fallback_type(wanted, info.shape.back());
       if (t.to != wanted) t.fell_back_from = wanted;
       t.quantized = t.to != *from;
-      int64_t numel = 1;
-      for (int64_t d : info.shape) numel *= d;
-      t.bytes_after = bytes_for(t.to, numel);
+      int64_t rows = 1;
+      for (size_t d = 0; d + 1 < info.shape.size(); ++d) rows *= info.shape[d];
+      t.bytes_after = static_cast<uint64_t>(rows) * row_bytes(t.to, info.shape.back());
     }
     plan.push_back(std::move(t));
   }

@@ -63,7 +63,7 @@ uint32_t llama_file_type(DType type) {
   }
   invalid("weight type " + std::string(to_string(type)) +
           " cannot be synthesized (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, "
-          "q3_K, q4_K, q5_K or q6_K)");
+          "q3_K, q4_K, q5_K, q6_K, int8, int4_g32, int4_g128 or fp8)");
 }
 
 // Every matrix row is n_embd or n_ff long, so both must be whole blocks of `type`.
@@ -123,7 +123,7 @@ void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
 gguf::GgufWriter::TensorFiller random_matrix(int64_t rows, int64_t cols, DType type, float std,
                                              uint64_t seed) {
   return [=](std::span<std::byte> bytes) {
-    const size_t row_bytes = bytes_for(type, cols);
+    const size_t row_bytes = baton::row_bytes(type, cols);
 #pragma omp parallel
     {
       std::vector<float> row(static_cast<size_t>(cols));
@@ -175,7 +175,7 @@ class TensorList {
     writer_.add_tensor(
         name, shape, type,
         random_matrix(rows, shape.back(), type, std, name_seed(options_.seed, name)));
-    count(rows * shape.back(), bytes_for(type, rows * shape.back()));
+    count(rows * shape.back(), rows * row_bytes(type, shape.back()));
   }
   void count(int64_t n, uint64_t bytes) {
     summary.n_params += n;

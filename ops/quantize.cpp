@@ -106,6 +106,13 @@ void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
       return quantize_row_q5_k(x, reinterpret_cast<BlockQ5_K*>(out), n);
     case DType::kQ6_K:
       return quantize_row_q6_k(x, reinterpret_cast<BlockQ6_K*>(out), n);
+    case DType::kI8Row:
+      return quantize_row_int8(x, out, n);
+    case DType::kF8Row:
+      return quantize_row_fp8(x, out, n);
+    case DType::kI4G32:
+    case DType::kI4G128:
+      return quantize_row_int4(dtype, x, out, n);
     default:
       throw Error(ErrorCategory::kUnsupported,
                   "cannot quantize to dtype " + std::string(to_string(dtype)) +

@@ -39,13 +39,23 @@ void quantize_row_q4_k(const float* x, BlockQ4_K* out, int64_t n);
 void quantize_row_q5_k(const float* x, BlockQ5_K* out, int64_t n);
 void quantize_row_q6_k(const float* x, BlockQ6_K* out, int64_t n);
 
+// Baton's own types (layouts in core/dtype.h); `out` receives one whole row of n elements.
+// int8: scale = max|x| / 127, q = round(x / scale). fp8: scale = max|x| / 448, E4M3 of
+// x / scale. int4 (kI4G32, kI4G128): per group, the fp16 step (signed as Q4_0's, mapping the
+// largest magnitude to -8) with the least x^2-weighted squared error among steps from 4% above the
+// group's full range down to 24% clipping and their least-squares refits.
+void quantize_row_int8(const float* x, std::byte* out, int64_t n);
+void quantize_row_fp8(const float* x, std::byte* out, int64_t n);
+void quantize_row_int4(DType dtype, const float* x, std::byte* out, int64_t n);
+
 // Round to nearest even; out-of-range values become infinities, NaN stays NaN.
 void convert_row_f16(const float* x, uint16_t* out, int64_t n);
 void convert_row_bf16(const float* x, uint16_t* out, int64_t n);
 
 // Writes `n` floats as `dtype` (any weight dtype of core/dtype.h) into `out`, which holds
-// bytes_for(dtype, n) bytes. Throws Error(kInvalidArgument) when `n` is not a whole number of
-// blocks, Error(kUnsupported) naming any other dtype.
+// row_bytes(dtype, n) bytes; for types with row headers `n` is a whole row. Throws
+// Error(kInvalidArgument) when `n` is not a whole number of blocks, Error(kUnsupported) naming any
+// other dtype.
 void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n);
 
 }  // namespace baton

@@ -25,10 +25,10 @@ struct SynthFlags {
   float std = 0.02f;
 };
 
-constexpr DType kSynthTypes[] = {DType::kF32,  DType::kF16,  DType::kBF16, DType::kQ8_0,
-                                 DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                                 DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
-                                 DType::kQ6_K};
+constexpr DType kSynthTypes[] = {
+    DType::kF32,  DType::kF16,   DType::kBF16,  DType::kQ8_0,   DType::kQ4_0, DType::kQ4_1,
+    DType::kQ5_0, DType::kQ5_1,  DType::kQ2_K,  DType::kQ3_K,   DType::kQ4_K, DType::kQ5_K,
+    DType::kQ6_K, DType::kI8Row, DType::kI4G32, DType::kI4G128, DType::kF8Row};
 
 std::string lower(std::string_view s) {
   std::string out(s);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_dequantize_baton.h"
 #include "backends/cpu/cpu_dequantize_more.h"
 #include "baton/error.h"
 #include "core/dtype.h"
@@ -33,8 +34,9 @@ inline const float* fp16_table() {
   return table.data();
 }
 
-// decode(row, first, count, tmp) returns `count` floats of the row starting at element
-// `first` (a multiple of kChunk), either in place or written to `tmp`. Quantized rows are whole
+// decode(row, first, count, tmp) returns `count` floats of the row (from its first byte, any
+// header included) starting at element `first` (a multiple of kChunk), either in place or
+// written to `tmp`. Quantized rows are whole
 // blocks, so their decoders only see count == kChunk.
 struct F32Row {
   static const float* decode(const std::byte* row, int64_t first, int64_t, float*) {
@@ -118,6 +120,14 @@ decltype(auto) with_row_decoder(DType dtype, F&& f) {
       return f(Q5_KRow{});
     case DType::kQ6_K:
       return f(Q6_KRow{});
+    case DType::kI8Row:
+      return f(Int8Row{});
+    case DType::kF8Row:
+      return f(Fp8Row{});
+    case DType::kI4G32:
+      return f(Int4Row<DType::kI4G32>{});
+    case DType::kI4G128:
+      return f(Int4Row<DType::kI4G128>{});
     case DType::kF32:
       return f(F32Row{});
     default:

@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "core/dtype.h"
+
 namespace baton::gguf {
 namespace {
 
@@ -55,6 +57,11 @@ constexpr std::array<GgmlBlockLayout, 40> kLayouts = {{
 }  // namespace
 
 std::optional<GgmlBlockLayout> ggml_block_layout(uint32_t ggml_type) {
+  if (const std::optional<DType> dtype = dtype_from_ggml_type(ggml_type);
+      dtype && is_baton_weight_type(*dtype)) {
+    const DTypeTraits& t = traits(*dtype);
+    return GgmlBlockLayout{t.block_size, t.block_bytes, t.row_header_bytes};
+  }
   if (ggml_type >= kLayouts.size() || kLayouts[ggml_type].block_size == 0) return std::nullopt;
   return kLayouts[ggml_type];
 }

@@ -250,7 +250,7 @@ TensorInfo read_tensor_info(ByteReader& r, uint64_t index, uint64_t alignment) {
     r.fail(field, "row length ne[0] = " + std::to_string(row) + " is not a multiple of the " +
                       type_name + " block size " + std::to_string(layout->block_size));
   }
-  uint64_t nbytes = static_cast<uint64_t>(row / layout->block_size) * layout->block_bytes;
+  uint64_t nbytes = layout->row_bytes(row);
   for (uint32_t i = 0; i + 1 < n_dims; ++i) {
     if (__builtin_mul_overflow(nbytes, static_cast<uint64_t>(info.shape[i]), &nbytes)) {
       r.fail(field, "byte size of shape " + baton::to_string(info.shape) + " overflows");

@@ -254,10 +254,11 @@ uint64_t GgufWriter::checked_nbytes(const std::string& name, const Shape& shape,
             std::string(ggml_type_name(ggml_type)) + " block size " +
             std::to_string(layout->block_size));
   }
-  uint64_t expected = layout->block_bytes;
-  int64_t elements = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    const uint64_t factor = i + 1 == shape.size() ? shape[i] / layout->block_size : shape[i];
+  if (shape.back() < 0) invalid(field + ": shape " + baton::to_string(shape) + " is negative");
+  uint64_t expected = layout->row_bytes(shape.back());
+  int64_t elements = shape.back();
+  for (size_t i = 0; i + 1 < shape.size(); ++i) {
+    const uint64_t factor = shape[i];
     if (shape[i] < 0 || __builtin_mul_overflow(elements, shape[i], &elements) ||
         __builtin_mul_overflow(expected, factor, &expected)) {
       invalid(field + ": shape " + baton::to_string(shape) + " is negative or too large");

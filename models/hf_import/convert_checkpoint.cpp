@@ -56,7 +56,7 @@ void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType
                  int64_t head_dim, std::span<std::byte> out) {
   const Tensor source = weights.tensor(m.source);
   const int64_t n = source.row_length();
-  const size_t row_bytes = bytes_for(type, n);
+  const size_t row_bytes = baton::row_bytes(type, n);
   std::vector<float> row(static_cast<size_t>(n));
   for (int64_t r = 0; r < source.rows(); ++r) {
     reference::dequantize_row(source, m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r,

@@ -74,6 +74,13 @@ void dequantize_row(const Tensor& t, int64_t row, float* out) {
       return dequantize_q5_k(src, n, out);
     case DType::kQ6_K:
       return dequantize_q6_k(src, n, out);
+    case DType::kI8Row:
+      return dequantize_int8(src, n, out);
+    case DType::kF8Row:
+      return dequantize_fp8(src, n, out);
+    case DType::kI4G32:
+    case DType::kI4G128:
+      return dequantize_int4(t.dtype(), src, n, out);
     default:
       throw Error(ErrorCategory::kUnsupported,
                   "cannot dequantize dtype " + std::string(to_string(t.dtype())));

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "core/dtype.h"
+
 namespace baton::reference {
 
 void dequantize_q4_1(const std::byte* row, int64_t n, float* out);
@@ -18,5 +20,9 @@ void dequantize_q3_k(const std::byte* row, int64_t n, float* out);
 void dequantize_q4_k(const std::byte* row, int64_t n, float* out);
 void dequantize_q5_k(const std::byte* row, int64_t n, float* out);
 void dequantize_q6_k(const std::byte* row, int64_t n, float* out);
+// Baton's own types; `row` points at the row's header.
+void dequantize_int8(const std::byte* row, int64_t n, float* out);
+void dequantize_fp8(const std::byte* row, int64_t n, float* out);
+void dequantize_int4(DType dtype, const std::byte* row, int64_t n, float* out);
 
 }  // namespace baton::reference

@@ -61,13 +61,15 @@ GenerationParams greedy(int32_t max_tokens, int32_t logprobs = 0) {
 }
 
 TEST(QuantizePresets, FindsEveryNameInEitherCaseAndRejectsOthers) {
-  EXPECT_EQ(quantize_presets().size(), 15u);
+  EXPECT_EQ(quantize_presets().size(), 19u);
   for (const QuantizePreset& p : quantize_presets()) EXPECT_EQ(find_quantize_preset(p.name), &p);
   EXPECT_EQ(find_quantize_preset("Q4_K_M")->llama_ftype, 15u);
   EXPECT_EQ(find_quantize_preset("q5_k_m")->llama_ftype, 17u);
   EXPECT_EQ(find_quantize_preset("q4_k_s"), nullptr);
   EXPECT_EQ(find_quantize_preset("F32")->llama_ftype, 0u);
   EXPECT_EQ(find_quantize_preset("q8"), nullptr);
+  EXPECT_EQ(find_quantize_preset("INT4-G32")->type, DType::kI4G32);
+  EXPECT_EQ(find_quantize_preset("int4_g128")->llama_ftype, 1003u);
 }
 
 TEST(QuantizePresets, MixGivesMoreBitsToFirstAndLastEighthAndEveryThirdLayer) {
@@ -88,6 +90,10 @@ TEST(QuantizeFallback, FollowsLlamaQuantizeTableThenF16) {
   EXPECT_EQ(fallback_type(DType::kQ6_K, 172), DType::kF16);
   EXPECT_EQ(fallback_type(DType::kQ8_0, 172), DType::kF16);
   EXPECT_EQ(fallback_type(DType::kBF16, 172), DType::kBF16);
+  EXPECT_EQ(fallback_type(DType::kI4G128, 64), DType::kI4G32);
+  EXPECT_EQ(fallback_type(DType::kI4G128, 32), DType::kF16);
+  EXPECT_EQ(fallback_type(DType::kI8Row, 32), DType::kI8Row);
+  EXPECT_EQ(fallback_type(DType::kF8Row, 172), DType::kF16);
 }
 
 TEST(QuantizeModel, SynthQ4KMGetsTheMixPerTensorAndKeepsMetadata) {

@@ -164,7 +164,8 @@ TEST(DequantizeRow, Q6_KCombinesNibblesAndHighPairsWithInt8Scales) {
 // agrees with the reference decoder on random blocks of every type.
 TEST(DequantizeRow, AffineReadingMatchesTheReferenceOnRandomBlocks) {
   for (DType dtype : {DType::kQ8_0, DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
-                      DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+                      DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
+                      DType::kI8Row, DType::kI4G32, DType::kI4G128}) {
     SCOPED_TRACE(std::string(to_string(dtype)));
     const Tensor w = testing::random_weight(dtype, {3, 512}, 7);
     std::vector<float> out(512);

@@ -18,6 +18,7 @@
 #include "core/half.h"
 #include "core/tensor.h"
 #include "ops/op.h"
+#include "ops/quantize.h"
 
 namespace baton {
 
@@ -151,6 +152,18 @@ inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
         BlockQ4_0& block = t.data<BlockQ4_0>()[b];
         block.d = fp32_to_fp16(scale(rng));
         for (uint8_t& q : block.qs) q = static_cast<uint8_t>(byte(rng));
+      }
+      break;
+    }
+    case DType::kI8Row:
+    case DType::kI4G32:
+    case DType::kI4G128:
+    case DType::kF8Row: {
+      // Quantized from random rows: no other way gives valid FP8 codes and per-row scales.
+      std::vector<float> row(static_cast<size_t>(t.row_length()));
+      for (int64_t r = 0; r < t.rows(); ++r) {
+        for (float& v : row) v = 0.1f * unit(rng);
+        quantize_row(dtype, row.data(), t.raw() + r * t.row_bytes(), t.row_length());
       }
       break;
     }

@@ -119,6 +119,27 @@ inline std::vector<AffineElement> affine_elements(const Tensor& t, int64_t row) 
         a = {scale, -32 * scale, low | high << 4, 63};
         break;
       }
+      case DType::kI8Row: {
+        float scale;
+        std::memcpy(&scale, p, sizeof(scale));
+        const auto q = static_cast<int8_t>(p[sizeof(scale) + i]);
+        a = {scale, -128.0 * scale, q + 128, 255};
+        break;
+      }
+      case DType::kI4G32:
+      case DType::kI4G128: {
+        // Blocks of 64 (two groups of 32) or 128 (one group): scales, then chunks of 32 bytes
+        // with elements 0..31 in the low nibbles and 32..63 in the high ones.
+        const bool g32 = t.dtype() == DType::kI4G32;
+        const int64_t block = g32 ? 64 : 128, block_bytes = g32 ? 36 : 66, groups = g32 ? 2 : 1;
+        const std::byte* b = p + (i / block) * block_bytes;
+        const int64_t o = i % block;
+        uint16_t d;
+        std::memcpy(&d, b + 2 * (g32 ? o / 32 : 0), 2);
+        const auto byte = static_cast<uint8_t>(b[2 * groups + 32 * (o / 64) + o % 32]);
+        a = {h(d), -8 * h(d), o % 64 < 32 ? byte & 15 : byte >> 4, 15};
+        break;
+      }
       default:
         ADD_FAILURE() << "affine_elements: no reading of " << to_string(t.dtype());
     }

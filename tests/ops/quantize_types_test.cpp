@@ -1,14 +1,18 @@
-// f32 -> Q4_1, Q5_0, Q5_1 and K-quant round trips through the reference dequantizer: every
-// element within half a step of its block's stored scale unless it lies outside what the block
-// can represent (clipped), overall RMS error bounds, exact cases and argument errors.
+// f32 -> Q4_1, Q5_0, Q5_1, K-quant and Baton int8 / int4 / fp8 round trips through the reference
+// dequantizer: every element within half a step of its block's stored scale unless it lies outside
+// what the block can represent (clipped), overall RMS error bounds, exact cases and argument
+// errors.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
 #include "baton/error.h"
+#include "core/half.h"
 #include "ops/quantize.h"
 #include "ops/reference.h"
 #include "tests/ops/quant_affine.h"
@@ -40,8 +44,8 @@ struct Case {
   DType dtype;
   // RMS error over RMS value on normal data, about the uniform-quantization error (step /
   // sqrt(12), the step being a block's range over its levels) that the bits give; measured
-  // 0.078, 0.043, 0.038 for Q4_1, Q5_0, Q5_1 and 0.27, 0.15, 0.074, 0.037, 0.018 for Q2_K ..
-  // Q6_K, bounded with ~15% margin.
+  // 0.078, 0.043, 0.038 for Q4_1, Q5_0, Q5_1, 0.27, 0.15, 0.074, 0.037, 0.018 for Q2_K ..
+  // Q6_K and 0.0097, 0.083, 0.100 for int8, int4_g32, int4_g128, bounded with ~15% margin.
   double rms_bound;
 };
 
@@ -102,7 +106,9 @@ INSTANTIATE_TEST_SUITE_P(Types, QuantizeTypes,
                          ::testing::Values(Case{DType::kQ4_1, 0.09}, Case{DType::kQ5_0, 0.05},
                                            Case{DType::kQ5_1, 0.045}, Case{DType::kQ2_K, 0.30},
                                            Case{DType::kQ3_K, 0.17}, Case{DType::kQ4_K, 0.085},
-                                           Case{DType::kQ5_K, 0.045}, Case{DType::kQ6_K, 0.022}),
+                                           Case{DType::kQ5_K, 0.045}, Case{DType::kQ6_K, 0.022},
+                                           Case{DType::kI8Row, 0.0112}, Case{DType::kI4G32, 0.096},
+                                           Case{DType::kI4G128, 0.115}),
                          [](const auto& info) { return std::string(to_string(info.param.dtype)); });
 
 TEST(Quantize, Q4_1RepresentsAGridFromItsMinimumExactly) {
@@ -122,6 +128,78 @@ TEST(Quantize, Q5_0MapsTheSignedExtremeToMinusSixteen) {
   EXPECT_EQ(y[1], 3.75f);
   EXPECT_EQ(y[20], 1.5f);
   EXPECT_EQ(y[5], 0.0f);
+}
+
+TEST(Quantize, Int4StoresCodesInChunksOfLowThenHighNibbles) {
+  // Every group is the grid -8..7 times 0.5, so step 0.5 codes it exactly and code = i % 16.
+  for (DType dtype : {DType::kI4G32, DType::kI4G128}) {
+    std::vector<float> x(128);
+    for (int i = 0; i < 128; ++i) x[i] = 0.5f * static_cast<float>(i % 16 - 8);
+    const Tensor t = quantized(dtype, x);
+    EXPECT_EQ(dequantized(t), x) << to_string(dtype);
+    const auto* bytes = reinterpret_cast<const uint8_t*>(t.raw());
+    const int64_t groups = dtype == DType::kI4G32 ? 2 : 1;
+    for (int64_t b = 0; b < 128 / traits(dtype).block_size; ++b) {
+      const uint8_t* block = bytes + b * traits(dtype).block_bytes;
+      for (int64_t g = 0; g < groups; ++g) {
+        uint16_t d;
+        std::memcpy(&d, block + 2 * g, 2);
+        EXPECT_EQ(fp16_to_fp32(d), 0.5f);
+      }
+      for (int j = 0; j < 32 * (traits(dtype).block_size / 64); ++j) {
+        EXPECT_EQ(block[2 * groups + j], (j % 16) | (j % 16) << 4) << to_string(dtype) << " " << j;
+      }
+    }
+  }
+}
+
+double relative_rms_error(DType dtype, const std::vector<float>& x) {
+  const std::vector<float> y = dequantized(quantized(dtype, x));
+  double err = 0.0, sum = 0.0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    err += (double{x[i]} - y[i]) * (double{x[i]} - y[i]);
+    sum += double{x[i]} * x[i];
+  }
+  return std::sqrt(err / sum);
+}
+
+// int4_g32 holds what Q4_0 holds (4-bit codes, one fp16 scale per 32); its scale search must
+// make it the more accurate of the two (measured 2.7% lower RMS error).
+TEST(Quantize, Int4G32IsMoreAccurateThanQ4_0OnTheSameBits) {
+  const std::vector<float> x = normal_row(1 << 16, 4, 0.02f);
+  EXPECT_LT(relative_rms_error(DType::kI4G32, x), 0.99 * relative_rms_error(DType::kQ4_0, x));
+}
+
+TEST(Quantize, Int8MapsTheRowMaximumToPlusOrMinus127) {
+  std::vector<float> x(64, 0.0f);
+  x[3] = -2.54f;
+  x[40] = 1.0f;
+  const Tensor t = quantized(DType::kI8Row, x);
+  float scale;
+  std::memcpy(&scale, t.raw(), sizeof(scale));
+  EXPECT_FLOAT_EQ(scale, 0.02f);
+  const auto* q = reinterpret_cast<const int8_t*>(t.raw() + sizeof(scale));
+  EXPECT_EQ(q[3], -127);
+  EXPECT_EQ(q[40], 50);
+  EXPECT_EQ(q[0], 0);
+}
+
+// FP8 is not a uniform grid: each element is within half an E4M3 step of x / scale, i.e.
+// 2^-4 relative for normals and 2^-10 * scale below the smallest normal (2^-6).
+TEST(Quantize, Fp8ElementsAreWithinHalfAnE4M3Step) {
+  for (float std : {0.02f, 1.0f}) {
+    const std::vector<float> x = normal_row(4096, 3, std);
+    const Tensor t = quantized(DType::kF8Row, x);
+    const std::vector<float> y = dequantized(t);
+    float scale, amax = 0.0f;
+    std::memcpy(&scale, t.raw(), sizeof(scale));
+    for (float v : x) amax = std::max(amax, std::abs(v));
+    EXPECT_FLOAT_EQ(scale, amax / 448.0f);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double bound = std::max(std::abs(double{x[i]}) * 0x1p-4, scale * 0x1p-10) * 1.000001;
+      ASSERT_LE(std::abs(double{x[i]} - y[i]), bound) << "element " << i << " of std " << std;
+    }
+  }
 }
 
 }  // namespace

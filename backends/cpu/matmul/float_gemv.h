@@ -21,6 +21,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <utility>
 
 #include "core/tensor.h"
@@ -29,6 +30,12 @@ namespace baton::cpu {
 
 // Loader: `using T` (the stored element), `static Simd::V load(const T*)` and
 // `static Simd::V load_partial(const T*, int64_t n)` (lanes from n on read as 0), both exact.
+// A loader of rows that start with an f32 scale (FP8 weights) also has `kScaledRows = true`:
+// its elements follow the scale, and each output is multiplied by its row's scale at the end.
+template <typename Loader>
+constexpr bool kScaledRows = requires {
+  Loader::kScaledRows;
+};
 template <typename Simd, typename Loader, int kWRows, int kXRows>
 struct FloatGemv {
   using V = typename Simd::V;
@@ -97,25 +104,44 @@ struct FloatGemv {
   }
   (std::make_index_sequence<MaxX>{});
 
+  // The elements of row j of w, whose rows are `stride` bytes apart from `base`.
+  static const T* row(const std::byte* base, size_t stride, int64_t j) {
+    const std::byte* p = base + static_cast<size_t>(j) * stride;
+    return reinterpret_cast<const T*>(kScaledRows<Loader> ? p + sizeof(float) : p);
+  }
+  static float scale_of(const std::byte* base, size_t stride, int64_t j) {
+    float scale;
+    std::memcpy(&scale, base + static_cast<size_t>(j) * stride, sizeof(scale));
+    return scale;
+  }
+
   // Rows [first, last) of w against every row of x, NW weight rows by up to MaxX rows of x at
   // a time.
   template <int NW, int MaxX>
-  static void chunk(const T* w, int64_t first, int64_t last, const float* x, int64_t n, int64_t k,
-                    float* out, int64_t m) {
+  static void chunk(const std::byte* w, size_t stride, int64_t first, int64_t last, const float* x,
+                    int64_t n, int64_t k, float* out, int64_t m) {
     for (int64_t r0 = 0; r0 < n; r0 += MaxX) {
-      const BlockFn fn = kBlocks<NW, MaxX>[std::min<int64_t>(MaxX, n - r0) - 1];
+      const int nx = static_cast<int>(std::min<int64_t>(MaxX, n - r0));
+      const BlockFn fn = kBlocks<NW, MaxX>[nx - 1];
       for (int64_t j0 = first; j0 < last; j0 += NW) {
         const int nw = static_cast<int>(std::min<int64_t>(NW, last - j0));
         std::array<const T*, NW> rows;
-        for (int j = 0; j < NW; ++j) rows[j] = w + (j0 + std::min(j, nw - 1)) * k;
+        for (int j = 0; j < NW; ++j) rows[j] = row(w, stride, j0 + std::min(j, nw - 1));
         fn(rows.data(), nw, x + r0 * k, k, out + r0 * m + j0, m);
+        if constexpr (kScaledRows<Loader>) {
+          for (int j = 0; j < nw; ++j) {
+            const float scale = scale_of(w, stride, j0 + j);
+            for (int r = 0; r < nx; ++r) out[(r0 + r) * m + j0 + j] *= scale;
+          }
+        }
       }
     }
   }
 
   static void run(const Tensor& x, const Tensor& w, const Tensor& out, int threads) {
     const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-    const T* wp = w.data<const T>();
+    const std::byte* wp = w.raw();
+    const size_t stride = w.row_bytes();
     const float* xp = x.data<const float>();
     float* op = out.data<float>();
     const bool stream = n < kBlockedMinRows;
@@ -124,9 +150,9 @@ struct FloatGemv {
     for (int64_t c = 0; c < chunks; ++c) {
       const int64_t first = c * kChunkRows, last = std::min(m, first + kChunkRows);
       if (stream) {
-        chunk<1, kStreamXRows>(wp, first, last, xp, n, k, op, m);
+        chunk<1, kStreamXRows>(wp, stride, first, last, xp, n, k, op, m);
       } else {
-        chunk<kWRows, kXRows>(wp, first, last, xp, n, k, op, m);
+        chunk<kWRows, kXRows>(wp, stride, first, last, xp, n, k, op, m);
       }
     }
   }

@@ -47,6 +47,28 @@ struct BF16Loader {
   static __m256 load_partial(const uint16_t* p, int64_t n) { return widen(load_partial_u16(p, n)); }
 };
 
+// E4M3 -> fp32 as at the AVX-512 level: magnitude bits under fp32's exponent field, then an
+// exact multiply by 2^120.
+struct Fp8Loader {
+  using T = uint8_t;
+  static constexpr bool kScaledRows = true;
+  static __m256 widen(__m128i bytes) {
+    const __m256i b = _mm256_cvtepu8_epi32(bytes);
+    const __m256i magnitude = _mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x7f)), 20);
+    const __m256i sign = _mm256_slli_epi32(_mm256_and_si256(b, _mm256_set1_epi32(0x80)), 24);
+    return _mm256_mul_ps(_mm256_castsi256_ps(_mm256_or_si256(magnitude, sign)),
+                         _mm256_set1_ps(0x1p120f));
+  }
+  static __m256 load(const uint8_t* p) {
+    return widen(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p)));
+  }
+  static __m256 load_partial(const uint8_t* p, int64_t n) {
+    uint8_t padded[Simd::kWidth] = {};
+    std::memcpy(padded, p, static_cast<size_t>(n));
+    return widen(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(padded)));
+  }
+};
+
 // The blocked shape: 2 weight rows by 2 rows of x, 8 accumulators and 4 weight vectors in the
 // 16 registers.
 template <typename Loader>
@@ -60,6 +82,8 @@ void float_gemv(const Context& ctx, const Tensor& x, const Tensor& w, const Tens
       return Kernel<F32Loader>::run(x, w, out, ctx.threads);
     case DType::kF16:
       return Kernel<F16Loader>::run(x, w, out, ctx.threads);
+    case DType::kF8Row:
+      return Kernel<Fp8Loader>::run(x, w, out, ctx.threads);
     default:
       return Kernel<BF16Loader>::run(x, w, out, ctx.threads);
   }

@@ -21,6 +21,10 @@ bool is_weight_dtype(DType dtype) {
     case DType::kQ4_K:
     case DType::kQ5_K:
     case DType::kQ6_K:
+    case DType::kI8Row:
+    case DType::kI4G32:
+    case DType::kI4G128:
+    case DType::kF8Row:
       return true;
     default:
       return false;
@@ -31,6 +35,9 @@ void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& 
   switch (w.dtype()) {
     case DType::kQ8_0:
     case DType::kQ4_0:
+    case DType::kI8Row:
+    case DType::kI4G32:
+    case DType::kI4G128:
       return matmul_quantized(ctx, x, w, out);
     // Rarely downloaded types: the portable kernel, which decodes each weight chunk to f32.
     case DType::kQ4_1:
@@ -62,8 +69,13 @@ std::string describe_matmul_paths(bool prepacked) {
       kquant = quantized;
       break;
   }
+  const std::string baton_int = active_isa() == Isa::kAvx512
+                                    ? "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows "
+                                      "of x, VNNI GEMM above"
+                                    : "generic kernel, weights dequantized to f32";
   return describe_float_matmul_paths(prepacked) + "q8_0, q4_0 weights: " + quantized +
-         ", on the file's blocks in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
+         ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + baton_int +
+         ", on the file's rows in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
          ", on the file's super-blocks in place\n" +
          "q4_1, q5_0, q5_1 weights: generic kernel, weights dequantized to f32 (every ISA level)\n";
 }

@@ -29,6 +29,7 @@ std::string describe_float_matmul_paths(bool prepacked) {
   const std::pair<const char*, const char*> kPaths[] = {{"f16", "bf16 (x and w rounded to bf16)"},
                                                         {"bf16", "bf16 (x rounded to bf16)"}};
   std::string out = "f32 weights: " + decode + " at every batch size (batch-invariant)\n";
+  out += "fp8 weights: " + decode + " (E4M3 widened exactly to f32) at every batch size\n";
   for (const auto& [dtype, gemm] : kPaths) {
     out += std::string(dtype) + " weights: " + decode;
     if (prepacked) {

@@ -1,5 +1,5 @@
-// Q8_0 / Q4_0 matmul: picks the ISA's kernels, quantizes x once, and hands threads disjoint
-// ranges of weight rows read in place from the (memory-mapped) GGUF data.
+// Q8_0 / Q4_0 / int8 / int4 matmul: picks the ISA's kernels, quantizes x once, and hands threads
+// disjoint ranges of weight rows read in place from the (memory-mapped) GGUF data.
 //
 // Which thread computes a column never changes its value: each kernel computes an output with
 // the same instruction sequence wherever its range starts, so 1 and N threads agree bit for bit.
@@ -31,7 +31,10 @@ Kernels choose_kernels(Isa isa, int64_t n) {
 
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
   const Isa isa = active_isa();
-  if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
+  // Baton's int8 / int4 layouts have AVX-512 kernels only.
+  if (isa == Isa::kGeneric || (isa == Isa::kAvx2 && is_baton_weight_type(w.dtype()))) {
+    return matmul_generic(ctx, x, w, out);
+  }
 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   const Kernels kernels = choose_kernels(isa, n);

@@ -1,7 +1,8 @@
 #pragma once
 
 // Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
-// that read Q8_0 / Q4_0 weights in their GGUF layout.
+// that read Q8_0 / Q4_0 weights in their GGUF layout and (AVX-512 only) Baton's int8 and int4
+// weights in theirs (core/dtype.h).
 //
 // Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
 // d = max|x| / 127, every block dot product is exact in int32, and d_w * d_x scales it in fp32.
@@ -25,11 +26,11 @@ constexpr int64_t kGemvMaxRows = 8;
 constexpr int64_t kGemvChunk = 16;
 static_assert(kQuantBlock == kQK8_0 && kQuantBlock == kQK4_0);
 
-// The kernels multiply x by weights shifted to unsigned bytes (Q4_0 nibbles are w + 8; the
-// AVX-512 GEMM packs Q8_0 as w + 128), so each block's dot carries offset * sum(x quants), which
-// `corr` cancels.
+// The kernels multiply x by weights shifted to unsigned bytes (Q4_0 and int4 nibbles are w + 8;
+// the AVX-512 GEMM packs Q8_0 and int8 as w + 128), so each block's dot carries
+// offset * sum(x quants), which `corr` cancels.
 inline int32_t weight_offset(DType dtype) {
-  return dtype == DType::kQ4_0 ? 8 : 128;
+  return dtype == DType::kQ4_0 || dtype == DType::kI4G32 || dtype == DType::kI4G128 ? 8 : 128;
 }
 
 // n rows of x, quantized: quants [n][k], and per block its scale and -offset * sum(quants).

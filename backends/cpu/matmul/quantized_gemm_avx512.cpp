@@ -1,4 +1,4 @@
-// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 weights.
+// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 weights and Baton's int8 / int4 weights.
 //
 // Prefill is bound by arithmetic, so each weight block should feed many rows of x. A panel of
 // kGemmPanel weight rows is packed to a transient, thread-local buffer (the weights themselves
@@ -40,31 +40,53 @@ struct Panel {
   std::vector<ScalePair> d;  // per block, the weight scales
 };
 
-// Packs weight rows [0, rows) of the panel; missing rows read as zero quants and scales. Q4_0
-// nibbles are w + 8 and Q8_0 quants are stored as w + 128; x's corr cancels the offset.
-template <bool kQ4>
+// Block b (32 elements) of the weight row at `row` as unsigned quants and their scale. Q4_0 and
+// int4 nibbles are w + 8; Q8_0 and int8 quants are stored as w + 128. x's corr cancels the
+// offset.
+template <DType kType>
+[[gnu::always_inline]] inline __m256i unsigned_block(const std::byte* row, int64_t b,
+                                                     float& scale) {
+  if constexpr (kType == DType::kQ4_0) {
+    const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+    scale = _cvtsh_ss(block->d);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+  } else if constexpr (kType == DType::kQ8_0) {
+    const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
+    scale = _cvtsh_ss(block->d);
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs)),
+                            _mm256_set1_epi8(static_cast<char>(0x80)));
+  } else if constexpr (kType == DType::kI8Row) {
+    std::memcpy(&scale, row, sizeof(scale));
+    const std::byte* qs = row + sizeof(float) + b * kQuantBlock;
+    return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)),
+                            _mm256_set1_epi8(static_cast<char>(0x80)));
+  } else {
+    // Block b is the low (even b) or high (odd b) nibbles of one 32-byte chunk.
+    constexpr int64_t kBlock = int4_block_size(kType);
+    const int64_t e = b * kQuantBlock;
+    const auto* scales =
+        reinterpret_cast<const uint16_t*>(row + e / kBlock * int4_block_bytes(kType));
+    const int64_t o = e % kBlock;
+    scale = _cvtsh_ss(scales[o / int4_group_size(kType)]);
+    const auto* qs =
+        reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) + o / kInt4Chunk;
+    const __m256i q = _mm256_loadu_si256(qs);
+    return _mm256_and_si256(o % kInt4Chunk == 0 ? q : _mm256_srli_epi16(q, 4),
+                            _mm256_set1_epi8(0x0f));
+  }
+}
+
+// Packs weight rows [0, rows) of the panel; missing rows read as zero quants and scales.
+template <DType kType>
 void pack_panel(const std::byte* w, size_t w_stride, int rows, int64_t nb, Panel& panel) {
-  constexpr size_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
   for (int64_t b = 0; b < nb; ++b) {
     alignas(64) uint32_t quants[kGemmPanel][kGroups];
     alignas(64) float scales[kGemmPanel];
     for (int j = 0; j < kGemmPanel; ++j) {
       __m256i u = _mm256_setzero_si256();
       scales[j] = 0.0f;
-      if (j < rows) {
-        const std::byte* p = w + static_cast<size_t>(j) * w_stride + b * kBlockBytes;
-        if constexpr (kQ4) {
-          const auto* block = reinterpret_cast<const BlockQ4_0*>(p);
-          const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-          u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
-          scales[j] = _cvtsh_ss(block->d);
-        } else {
-          const auto* block = reinterpret_cast<const BlockQ8_0*>(p);
-          u = _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs)),
-                               _mm256_set1_epi8(static_cast<char>(0x80)));
-          scales[j] = _cvtsh_ss(block->d);
-        }
-      }
+      if (j < rows) u = unsigned_block<kType>(w + static_cast<size_t>(j) * w_stride, b, scales[j]);
       _mm256_store_si256(reinterpret_cast<__m256i*>(quants[j]), u);
     }
     auto* dst = reinterpret_cast<uint32_t*>(panel.q.data() + b * kGroups);
@@ -142,10 +164,21 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
   for (int64_t j0 = first; j0 < last; j0 += kGemmPanel) {
     const int cols = static_cast<int>(std::min<int64_t>(kGemmPanel, last - j0));
     const std::byte* wj = w + static_cast<size_t>(j0) * w_stride;
-    if (dtype == DType::kQ4_0) {
-      pack_panel<true>(wj, w_stride, cols, nb, panel);
-    } else {
-      pack_panel<false>(wj, w_stride, cols, nb, panel);
+    switch (dtype) {
+      case DType::kQ4_0:
+        pack_panel<DType::kQ4_0>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kI8Row:
+        pack_panel<DType::kI8Row>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kI4G32:
+        pack_panel<DType::kI4G32>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kI4G128:
+        pack_panel<DType::kI4G128>(wj, w_stride, cols, nb, panel);
+        break;
+      default:
+        pack_panel<DType::kQ8_0>(wj, w_stride, cols, nb, panel);
     }
     int64_t r0 = 0;
     for (; r0 + kR <= x.n; r0 += kR) gemm_tile<kR>(x, r0, panel, out, m, j0, cols);

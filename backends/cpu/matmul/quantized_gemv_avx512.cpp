@@ -1,4 +1,5 @@
-// AVX-512 VNNI: activation quantization and the decode GEMV over Q8_0 / Q4_0 weights.
+// AVX-512 VNNI: activation quantization and the decode GEMV over Q8_0 / Q4_0 weights and
+// Baton's int8 (per row) and int4 (groups of 32 or 128) weights.
 //
 // Decode is bound by reading the weights, so each weight byte is loaded once and used for every
 // row of x. A zmm holds two blocks: vpdpbusd gives 8 int32 lanes per block, which are scaled by
@@ -13,6 +14,7 @@
 #pragma GCC diagnostic pop
 
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/matmul/quantized.h"
 
@@ -24,12 +26,17 @@ constexpr int kMaxX = 4;  // x rows per tile
 // measured ~15-20% faster than leaving it to the hardware prefetcher.
 constexpr int kPrefetchBytes = 1024;
 
+// Weights whose quants are 4-bit codes (w + 8) rather than signed bytes.
+template <DType kType>
+constexpr bool kNibbles =
+    kType == DType::kQ4_0 || kType == DType::kI4G32 || kType == DType::kI4G128;
+
 // One or two weight blocks as an unsigned vpdpbusd operand with lane-wise scales; `tail` means
 // only block b exists, and its partner lanes read as zero.
 struct WeightPair {
-  __m512i u8;     // Q4_0: nibbles (w + 8); Q8_0: |w|
-  __mmask64 neg;  // Q8_0: quants whose sign moves onto x
-  __m512 d;       // d_w, 8 lanes per block
+  __m512i u8;     // nibble types: codes (w + 8); signed types: |w|
+  __mmask64 neg;  // signed types: quants whose sign moves onto x
+  __m512 d;       // d_w, 8 lanes per block (int8: unused, its row scale is applied at the end)
 };
 
 // Lane l of a block pair belongs to block l / 8. A function, not a global: a static initialiser
@@ -44,49 +51,86 @@ inline __m512 pair_scales(uint16_t d0, uint16_t d1) {
                                           _mm_set1_epi16(static_cast<short>(d0))));
 }
 
-template <bool kQ4, bool kTail>
-[[gnu::always_inline]] inline WeightPair load_pair(const std::byte* p) {
+// Signed quants of one or two blocks: magnitudes and signs.
+inline void signed_pair(__m512i q, WeightPair& wp) {
+  wp.u8 = _mm512_abs_epi8(q);
+  wp.neg = _mm512_movepi8_mask(q);
+}
+
+// Blocks b and b + 1 (only b when kTail) of the weight row starting at `row`.
+template <DType kType, bool kTail>
+[[gnu::always_inline]] inline WeightPair load_pair(const std::byte* row, int64_t b) {
   WeightPair wp;
-  if constexpr (kQ4) {
+  wp.neg = 0;
+  if constexpr (kType == DType::kQ4_0) {
     // [qs_b, qs_b, qs_b1, qs_b1] by 128-bit lanes; the high nibbles come from shifting the
     // second copy of each, so elements 0..31 of each block land in order.
-    const auto* b = reinterpret_cast<const BlockQ4_0*>(p);
+    const auto* blk = reinterpret_cast<const BlockQ4_0*>(row) + b;
     const __m256i q0 =
-        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b->qs)));
+        _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs)));
     __m256i q1 = _mm256_setzero_si256();
     if constexpr (!kTail) {
-      q1 = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b[1].qs)));
+      q1 =
+          _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk[1].qs)));
     }
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     q = _mm512_mask_srli_epi16(q, 0xff00ff00, q, 4);
     wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
-    wp.neg = 0;
-    wp.d = pair_scales(b->d, kTail ? 0 : b[1].d);
-  } else {
-    const auto* b = reinterpret_cast<const BlockQ8_0*>(p);
-    __m512i q = _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(b->qs)));
+    wp.d = pair_scales(blk->d, kTail ? 0 : blk[1].d);
+  } else if constexpr (kType == DType::kQ8_0) {
+    const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
+    __m512i q =
+        _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk->qs)));
     if constexpr (!kTail) {
-      q = _mm512_inserti64x4(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(b[1].qs)), 1);
+      q = _mm512_inserti64x4(q, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(blk[1].qs)), 1);
     }
-    wp.u8 = _mm512_abs_epi8(q);
-    wp.neg = _mm512_movepi8_mask(q);
-    wp.d = pair_scales(b->d, kTail ? 0 : b[1].d);
+    signed_pair(q, wp);
+    wp.d = pair_scales(blk->d, kTail ? 0 : blk[1].d);
+  } else if constexpr (kType == DType::kI8Row) {
+    const std::byte* qs = row + sizeof(float) + b * kQuantBlock;
+    signed_pair(
+        kTail ? _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)))
+              : _mm512_loadu_si512(qs),
+        wp);
+  } else {
+    // int4 rows have whole chunks of 64 elements, so b is even and never a tail: the pair is
+    // one chunk, its 32 bytes' low nibbles then high nibbles in element order.
+    static_assert(!kTail);
+    constexpr int64_t kBlock = int4_block_size(kType);
+    const int64_t e = b * kQuantBlock;  // first element of the pair
+    const std::byte* blk = row + e / kBlock * int4_block_bytes(kType);
+    const auto* scales = reinterpret_cast<const uint16_t*>(blk);
+    const auto* qs = reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) +
+                     (e % kBlock) / kInt4Chunk;
+    __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(qs));
+    q = _mm512_mask_srli_epi16(q, 0xffff0000, q, 4);
+    wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
+    if constexpr (kType == DType::kI4G32) {
+      wp.d = pair_scales(scales[0], scales[1]);
+    } else {
+      wp.d = _mm512_set1_ps(_cvtsh_ss(scales[0]));
+    }
   }
   return wp;
 }
 
 // Adds blocks b and b + 1 (only b when kTail) of the tile's weight rows times x rows to acc.
-template <bool kQ4, bool kTail, int kX, int kWr>
+template <DType kType, bool kTail, int kX, int kWr>
 [[gnu::always_inline]] inline void gemv_step(const std::byte* const (&rows)[kWr], int64_t b,
                                              const QuantizedRows& x, int64_t x0,
                                              __m512 (&acc)[kX][kWr]) {
-  constexpr size_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
+  // Bytes of one 32-element block, for the prefetch distance along the row.
+  constexpr size_t kBlockBytes =
+      kType == DType::kQ4_0    ? sizeof(BlockQ4_0)
+      : kType == DType::kQ8_0  ? sizeof(BlockQ8_0)
+      : kType == DType::kI8Row ? kQuantBlock
+                               : int4_block_bytes(kType) * kQuantBlock / int4_block_size(kType);
   WeightPair wt[kWr];
 #pragma GCC unroll 4
   for (int j = 0; j < kWr; ++j) {
     _mm_prefetch(reinterpret_cast<const char*>(rows[j] + b * kBlockBytes) + kPrefetchBytes,
                  _MM_HINT_T0);
-    wt[j] = load_pair<kQ4, kTail>(rows[j] + b * kBlockBytes);
+    wt[j] = load_pair<kType, kTail>(rows[j], b);
   }
 #pragma GCC unroll 4
   for (int i = 0; i < kX; ++i) {
@@ -95,14 +139,14 @@ template <bool kQ4, bool kTail, int kX, int kWr>
     const __m512i xq =
         kTail ? _mm512_zextsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(xr)))
               : _mm512_loadu_si512(xr);
-    // Both blocks' d_x (and Q4_0 corrections) sit side by side: one 8-byte load, one permute
+    // Both blocks' d_x (and nibble corrections) sit side by side: one 8-byte load, one permute
     // spreads them to their lanes.
     const float* xd = x.d_row(r) + b;
     const __m128 d_pair =
         kTail ? _mm_load_ss(xd) : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xd)));
     const __m512 dx = _mm512_permutexvar_ps(pair_lanes(), _mm512_castps128_ps512(d_pair));
     __m512i init = _mm512_setzero_si512();
-    if constexpr (kQ4) {
+    if constexpr (kNibbles<kType>) {
       const int32_t* c = x.corr_row(r) + b;
       const __m128i c_pair =
           kTail ? _mm_cvtsi32_si128(c[0]) : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c));
@@ -110,15 +154,25 @@ template <bool kQ4, bool kTail, int kX, int kWr>
     }
 #pragma GCC unroll 4
     for (int j = 0; j < kWr; ++j) {
-      const __m512i xs = kQ4 ? xq : _mm512_mask_sub_epi8(xq, wt[j].neg, _mm512_setzero_si512(), xq);
+      const __m512i xs =
+          kNibbles<kType> ? xq : _mm512_mask_sub_epi8(xq, wt[j].neg, _mm512_setzero_si512(), xq);
       const __m512i dot = _mm512_dpbusd_epi32(init, wt[j].u8, xs);
-      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(wt[j].d, dx), acc[i][j]);
+      const __m512 scale = kType == DType::kI8Row ? dx : _mm512_mul_ps(wt[j].d, dx);
+      acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[i][j]);
     }
   }
 }
 
+// The per-row scale that int8 rows apply once per output; 1 for the block types.
+template <DType kType>
+inline float row_scale(const std::byte* row) {
+  float scale = 1.0f;
+  if constexpr (kType == DType::kI8Row) std::memcpy(&scale, row, sizeof(scale));
+  return scale;
+}
+
 // One tile: kX rows of x (from x0) against kWr weight rows (from j0), over the whole row.
-template <bool kQ4, int kX, int kWr>
+template <DType kType, int kX, int kWr>
 void gemv_tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& x, int64_t x0,
                float* out, int64_t m) {
   const int64_t nb = x.blocks;
@@ -130,29 +184,33 @@ void gemv_tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedR
   for (int j = 0; j < kWr; ++j) rows[j] = w + static_cast<size_t>(j0 + j) * w_stride;
 
   int64_t b = 0;
-  for (; b + 2 <= nb; b += 2) gemv_step<kQ4, false>(rows, b, x, x0, acc);
-  if (b < nb) gemv_step<kQ4, true>(rows, b, x, x0, acc);
+  for (; b + 2 <= nb; b += 2) gemv_step<kType, false>(rows, b, x, x0, acc);
+  if constexpr (!kNibbles<kType> || kType == DType::kQ4_0) {
+    if (b < nb) gemv_step<kType, true>(rows, b, x, x0, acc);
+  }
   for (int i = 0; i < kX; ++i) {
-    for (int j = 0; j < kWr; ++j) out[(x0 + i) * m + j0 + j] = _mm512_reduce_add_ps(acc[i][j]);
+    for (int j = 0; j < kWr; ++j) {
+      out[(x0 + i) * m + j0 + j] = _mm512_reduce_add_ps(acc[i][j]) * row_scale<kType>(rows[j]);
+    }
   }
 }
 
-template <bool kQ4, int kWr>
+template <DType kType, int kWr>
 void gemv_rows(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& x, float* out,
                int64_t m) {
   for (int64_t x0 = 0; x0 < x.n; x0 += kMaxX) {
     switch (std::min<int64_t>(kMaxX, x.n - x0)) {
       case 1:
-        gemv_tile<kQ4, 1, kWr>(w, w_stride, j0, x, x0, out, m);
+        gemv_tile<kType, 1, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       case 2:
-        gemv_tile<kQ4, 2, kWr>(w, w_stride, j0, x, x0, out, m);
+        gemv_tile<kType, 2, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       case 3:
-        gemv_tile<kQ4, 3, kWr>(w, w_stride, j0, x, x0, out, m);
+        gemv_tile<kType, 3, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       default:
-        gemv_tile<kQ4, 4, kWr>(w, w_stride, j0, x, x0, out, m);
+        gemv_tile<kType, 4, kWr>(w, w_stride, j0, x, x0, out, m);
     }
   }
 }
@@ -160,14 +218,14 @@ void gemv_rows(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedR
 // One weight row at a time streams best for a single row of x (2 or 4 rows side by side measured
 // 40-50% slower in whole-model decode); with several rows of x the kernel is compute-bound, and
 // 4 weight rows share each x row's per-block setup.
-template <bool kQ4>
+template <DType kType>
 void gemv_range(const std::byte* w, size_t w_stride, int64_t first, int64_t last,
                 const QuantizedRows& x, float* out, int64_t m) {
   int64_t j = first;
   if (x.n > 1) {
-    for (; j + 4 <= last; j += 4) gemv_rows<kQ4, 4>(w, w_stride, j, x, out, m);
+    for (; j + 4 <= last; j += 4) gemv_rows<kType, 4>(w, w_stride, j, x, out, m);
   }
-  for (; j < last; ++j) gemv_rows<kQ4, 1>(w, w_stride, j, x, out, m);
+  for (; j < last; ++j) gemv_rows<kType, 1>(w, w_stride, j, x, out, m);
 }
 
 }  // namespace
@@ -190,8 +248,18 @@ void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* 
 
 void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
           const QuantizedRows& x, float* out, int64_t m) {
-  if (dtype == DType::kQ4_0) return gemv_range<true>(w, w_stride, first, last, x, out, m);
-  gemv_range<false>(w, w_stride, first, last, x, out, m);
+  switch (dtype) {
+    case DType::kQ4_0:
+      return gemv_range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
+    case DType::kI8Row:
+      return gemv_range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
+    case DType::kI4G32:
+      return gemv_range<DType::kI4G32>(w, w_stride, first, last, x, out, m);
+    case DType::kI4G128:
+      return gemv_range<DType::kI4G128>(w, w_stride, first, last, x, out, m);
+    default:
+      return gemv_range<DType::kQ8_0>(w, w_stride, first, last, x, out, m);
+  }
 }
 
 }  // namespace baton::cpu::avx512

@@ -99,7 +99,8 @@ INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, CpuEmbedding,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
                                            DType::kQ4_0, DType::kQ4_1, DType::kQ5_0, DType::kQ5_1,
                                            DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K,
-                                           DType::kQ6_K),
+                                           DType::kQ6_K, DType::kI8Row, DType::kI4G32,
+                                           DType::kI4G128, DType::kF8Row),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
 TEST(CpuEmbedding, IdOutOfRangeIsAnErrorNamingNodeAndId) {

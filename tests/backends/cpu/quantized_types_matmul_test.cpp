@@ -1,4 +1,5 @@
-// Matmul over Q4_1, Q5_0, Q5_1 and the K-quants on every CPU instruction-set path against the
+// Matmul over Q4_1, Q5_0, Q5_1, the K-quants and Baton's own int8, int4 and fp8 types on every
+// CPU instruction-set path against the
 // dequantize-then-f64 reference, over decode (1, 3 rows of x) and prefill (17 rows) shapes whose
 // sizes are not multiples of the kernels' tiles.
 
@@ -27,8 +28,13 @@ using testing::run_cpu;
 
 constexpr int64_t kBlock = testing::kActivationBlock;
 
-bool is_kquant(DType dtype) {
-  return traits(dtype).block_size == kQK_K;
+// The types whose kernels above the generic level quantize x to int8 blocks; the others decode
+// weights to fp32 (or run the generic kernel) at every level.
+bool quantizes_x(Isa isa, DType dtype) {
+  if (isa == Isa::kGeneric) return false;
+  const bool baton_int =
+      dtype == DType::kI8Row || dtype == DType::kI4G32 || dtype == DType::kI4G128;
+  return traits(dtype).block_size == kQK_K || (isa == Isa::kAvx512 && baton_int);
 }
 
 // Checks out[r, j] against
@@ -53,7 +59,8 @@ void expect_within_bounds(const Tensor& out, const Tensor& x, const Tensor& w, b
   int failures = 0;
   for (int64_t j = 0; j < m && failures < 5; ++j) {
     reference::dequantize_row(w, j, w_row.data());
-    const std::vector<testing::AffineElement> a = testing::affine_elements(w, j);
+    const std::vector<testing::AffineElement> a =
+        quantizes ? testing::affine_elements(w, j) : std::vector<testing::AffineElement>{};
     for (int64_t r = 0; r < n && failures < 5; ++r) {
       const float* xr = (quantizes ? xq : x).data<float>() + r * k;
       double magnitude = 0.0, quant_error = 0.0;
@@ -88,8 +95,7 @@ TEST_P(QuantizedTypesMatMul, MatchesReferenceWithinActivationQuantizationError) 
   const auto [isa, dtype] = GetParam();
   if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
-  // Q4_1 / Q5_0 / Q5_1 run the generic kernel at every level; the K-quants quantize x above it.
-  const bool quantizes = isa != Isa::kGeneric && is_kquant(dtype);
+  const bool quantizes = quantizes_x(isa, dtype);
   const int64_t block = traits(dtype).block_size;
   uint32_t seed = 1;
   for (int64_t k : {block, 3 * block}) {
@@ -113,7 +119,9 @@ INSTANTIATE_TEST_SUITE_P(
     EveryIsaAndDtype, QuantizedTypesMatMul,
     ::testing::Combine(::testing::Values(Isa::kGeneric, Isa::kAvx2, Isa::kAvx512),
                        ::testing::Values(DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K,
-                                         DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K)),
+                                         DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
+                                         DType::kI8Row, DType::kI4G32, DType::kI4G128,
+                                         DType::kF8Row)),
     [](const auto& info) {
       return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
              std::string(to_string(std::get<1>(info.param)));

@@ -259,6 +259,28 @@ TEST(GgufWriter, KeepsTensorTypesBatonDoesNotImplement) {
   }
 }
 
+// Baton's own types carry a per-row header (int8: an f32 scale before each row's quants), so a
+// tensor's size is rows x (header + quants), which reader and writer must agree on.
+TEST(GgufWriter, RoundTripsBatonTypesWithRowHeaders) {
+  TempDir dir;
+  GgufWriter writer;
+  const std::vector<std::byte> data = random_bytes(3 * (4 + 64), 4);
+  writer.add_tensor("w", {3, 64}, DType::kI8Row, data);
+  expect_invalid_argument(
+      [&] {
+        writer.add_tensor("short", {3, 64}, DType::kI8Row, random_bytes(3 * 64, 5));
+      },
+      "needs 204");
+  writer.write(dir.file("int8.gguf"));
+
+  const GgufFile file = GgufFile::open(dir.file("int8.gguf"));
+  const Tensor t = file.tensor("w");
+  EXPECT_EQ(t.dtype(), DType::kI8Row);
+  EXPECT_EQ(t.row_bytes(), 68u);
+  ASSERT_EQ(t.nbytes(), data.size());
+  EXPECT_EQ(std::memcmp(t.raw(), data.data(), data.size()), 0);
+}
+
 TEST(GgufWriter, RejectsInvalidMetadataNamingTheKey) {
   expect_invalid_argument([] { GgufWriter writer(1); }, "version 1");
   GgufWriter writer;
