@@ -25,7 +25,8 @@ const std::map<std::string, DType> kOutTypes = {
 Action add_convert_command(CLI::App& app) {
   auto f = std::make_shared<ConvertFlags>();
   CLI::App* cmd = app.add_subcommand(
-      "convert", "write a Hugging Face Llama/Mistral/Qwen2 checkpoint directory as a GGUF file");
+      "convert",
+      "write a Hugging Face Llama/Mistral/Qwen2/Phi-3 checkpoint directory as a GGUF file");
   cmd->add_option(
          "input", f->input,
          "checkpoint directory: config.json, *.safetensors, tokenizer.model or tokenizer.json")

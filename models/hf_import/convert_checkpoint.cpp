@@ -51,16 +51,18 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
   w.add_uint32("general.file_type", file_type);
 }
 
-// Decodes each row to f32 (taking q/k rows in GGUF order) and encodes it as `type`.
+// Decodes each row to f32 (taking q/k rows in GGUF order, and a fused tensor's own slice) and
+// encodes it as `type`.
 void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType type,
                  int64_t head_dim, std::span<std::byte> out) {
   const Tensor source = weights.tensor(m.source);
   const int64_t n = source.row_length();
   const size_t row_bytes = baton::row_bytes(type, n);
   std::vector<float> row(static_cast<size_t>(n));
-  for (int64_t r = 0; r < source.rows(); ++r) {
-    reference::dequantize_row(source, m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r,
-                              row.data());
+  const int64_t rows = m.fused_shape.empty() ? source.rows() : m.shape.front();
+  for (int64_t r = 0; r < rows; ++r) {
+    const int64_t within = m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r;
+    reference::dequantize_row(source, m.first_source_row + within, row.data());
     quantize_row(type, row.data(), out.data() + row_bytes * static_cast<size_t>(r), n);
   }
 }

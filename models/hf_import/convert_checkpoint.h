@@ -1,6 +1,6 @@
 #pragma once
 
-// `baton convert`: a Hugging Face Llama or Mistral checkpoint directory (config.json,
+// `baton convert`: a Hugging Face Llama, Mistral, Qwen2 or Phi-3 checkpoint directory (config.json,
 // safetensors weights, SentencePiece tokenizer.model or byte-level BPE tokenizer.json) written
 // as a GGUF file that Baton and llama.cpp load, with the metadata, tensor names and q/k row
 // order llama.cpp's convert_hf_to_gguf.py writes.

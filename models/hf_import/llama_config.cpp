@@ -12,8 +12,8 @@
 namespace baton::hf {
 namespace {
 
-constexpr std::array<std::string_view, 3> kArchitectures = {
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"};
+constexpr std::array<std::string_view, 4> kArchitectures = {
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM"};
 
 class ConfigReader {
  public:
@@ -50,7 +50,7 @@ class ConfigReader {
       throw Error(ErrorCategory::kUnsupported,
                   path_.filename().string() + ": architecture '" + gguf::printable(name) +
                       "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, "
-                      "Qwen2ForCausalLM)");
+                      "Qwen2ForCausalLM, Phi3ForCausalLM)");
     }
     return name;
   }
@@ -125,6 +125,22 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
               " is not a multiple of num_key_value_heads " + std::to_string(c.n_head_kv));
   }
   c.context_length = r.positive("max_position_embeddings", c.context_length);
+  // Mistral and Phi-3 attend only to the last sliding_window tokens. Baton attends to the whole
+  // context, which is the same computation while the context is no longer than the window.
+  if (const std::optional<int64_t> window = find_int(r.json(), "sliding_window", r.path());
+      window && *window > 0 && *window < c.context_length) {
+    c.context_length = static_cast<int32_t>(*window);
+  }
+  if (c.architecture == "Phi3ForCausalLM") {
+    c.fused_projections = true;
+    // Phi-4-mini rotates only part of each head, which GGUF llama cannot say.
+    const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
+    if (rotary != 1.0) {
+      throw Error(ErrorCategory::kUnsupported,
+                  "config.json: partial_rotary_factor " + std::to_string(rotary) +
+                      " is not supported (rotary over the whole head is)");
+    }
+  }
   c.vocab_size = r.positive("vocab_size");
   c.rms_norm_eps = find_number(r.json(), "rms_norm_eps", r.path()).value_or(c.rms_norm_eps);
   c.rope_theta = find_number(r.json(), "rope_theta", r.path()).value_or(c.rope_theta);

@@ -1,6 +1,6 @@
 #pragma once
 
-// The hyperparameters of a Hugging Face Llama, Mistral or Qwen2 checkpoint, read from its
+// The hyperparameters of a Hugging Face Llama, Mistral, Qwen2 or Phi-3 checkpoint, read from its
 // config.json with transformers' defaults for the keys it leaves out.
 
 #include <cstdint>
@@ -13,10 +13,14 @@
 namespace baton::hf {
 
 struct LlamaConfig {
-  std::string architecture;  // "LlamaForCausalLM", "MistralForCausalLM" or "Qwen2ForCausalLM"
+  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM" or "Phi3ForCausalLM"
+  std::string architecture;
   // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
-  // as in transformers) or "llama" (no biases; rotary pairs adjacent).
+  // as in transformers) or "llama" (no biases; rotary pairs adjacent). Phi-3 is a Llama whose
+  // checkpoint fuses q, k, v into one qkv_proj and gate, up into one gate_up_proj; it is
+  // written as llama with the projections split.
   std::string gguf_architecture = "llama";
+  bool fused_projections = false;
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;
   int32_t n_layer = 0;
@@ -24,7 +28,8 @@ struct LlamaConfig {
   int32_t n_head_kv = 0;  // num_key_value_heads, else num_attention_heads
   int32_t head_dim = 0;   // head_dim, else hidden_size / num_attention_heads
   bool explicit_head_dim = false;
-  int32_t context_length = 2048;  // max_position_embeddings
+  // max_position_embeddings, or sliding_window when that is smaller (Mistral, Phi-3)
+  int32_t context_length = 2048;
   int32_t vocab_size = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
@@ -38,7 +43,8 @@ struct LlamaConfig {
 };
 
 // Throws Error(kIo) when the file cannot be read; Error(kUnsupported) naming the architecture
-// (and the supported ones) or a rope_scaling type other than linear; Error(kInvalidModel)
+// (and the supported ones), a rope_scaling type other than linear or a partial rotary factor;
+// Error(kInvalidModel)
 // naming the key for a missing, mistyped or inconsistent value (heads that do not divide the
 // hidden size or each other, an odd head size).
 LlamaConfig read_llama_config(const std::filesystem::path& config_json);

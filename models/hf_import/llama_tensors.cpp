@@ -22,9 +22,19 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     t.push_back({hf + "input_layernorm.weight", gg + "attn_norm.weight", {embd}});
     // GGUF qwen2 keeps transformers' rotary layout; llama wants the rows interleaved.
     const bool interleave = c.gguf_architecture == "llama";
-    t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, interleave});
-    t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, interleave});
-    t.push_back({hf + "self_attn.v_proj.weight", gg + "attn_v.weight", {kv, embd}});
+    if (c.fused_projections) {
+      // transformers' Phi3Attention slices qkv_proj's output as [q | k | v], Phi3MLP
+      // gate_up_proj's as [gate | up].
+      const std::string qkv = hf + "self_attn.qkv_proj.weight";
+      const Shape qkv_shape = {q + 2 * kv, embd};
+      t.push_back({qkv, gg + "attn_q.weight", {q, embd}, interleave, qkv_shape, 0});
+      t.push_back({qkv, gg + "attn_k.weight", {kv, embd}, interleave, qkv_shape, q});
+      t.push_back({qkv, gg + "attn_v.weight", {kv, embd}, false, qkv_shape, q + kv});
+    } else {
+      t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, interleave});
+      t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, interleave});
+      t.push_back({hf + "self_attn.v_proj.weight", gg + "attn_v.weight", {kv, embd}});
+    }
     if (c.gguf_architecture == "qwen2") {
       t.push_back({hf + "self_attn.q_proj.bias", gg + "attn_q.bias", {q}});
       t.push_back({hf + "self_attn.k_proj.bias", gg + "attn_k.bias", {kv}});
@@ -32,8 +42,14 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     }
     t.push_back({hf + "self_attn.o_proj.weight", gg + "attn_output.weight", {embd, q}});
     t.push_back({hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight", {embd}});
-    t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
-    t.push_back({hf + "mlp.up_proj.weight", gg + "ffn_up.weight", {ff, embd}});
+    if (c.fused_projections) {
+      const std::string gate_up = hf + "mlp.gate_up_proj.weight";
+      t.push_back({gate_up, gg + "ffn_gate.weight", {ff, embd}, false, {2 * ff, embd}, 0});
+      t.push_back({gate_up, gg + "ffn_up.weight", {ff, embd}, false, {2 * ff, embd}, ff});
+    } else {
+      t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
+      t.push_back({hf + "mlp.up_proj.weight", gg + "ffn_up.weight", {ff, embd}});
+    }
     t.push_back({hf + "mlp.down_proj.weight", gg + "ffn_down.weight", {embd, ff}});
   }
   t.push_back({"model.norm.weight", "output_norm.weight", {embd}});
@@ -63,10 +79,11 @@ std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
     if (!found) {
       throw Error(ErrorCategory::kInvalidModel, "the checkpoint has no tensor '" + m.source + "'");
     }
-    if (found->shape != m.shape) {
+    const Shape& expected_shape = m.fused_shape.empty() ? m.shape : m.fused_shape;
+    if (found->shape != expected_shape) {
       throw Error(ErrorCategory::kInvalidModel,
                   "tensor '" + m.source + "' has shape " + to_string(found->shape) +
-                      " but config.json implies " + to_string(m.shape));
+                      " but config.json implies " + to_string(expected_shape));
     }
     mapped.push_back(m);
   }

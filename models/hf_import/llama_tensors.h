@@ -1,7 +1,7 @@
 #pragma once
 
-// Which GGUF tensor each Hugging Face Llama (or Qwen2) tensor becomes, and the row order GGUF
-// wants.
+// Which GGUF tensor each Hugging Face Llama (Mistral, Qwen2, Phi-3) tensor becomes, and the row
+// order GGUF wants.
 
 #include <cstdint>
 #include <string>
@@ -20,6 +20,10 @@ struct TensorMapping {
   // q_proj and k_proj, whose rows go from rotate_half to interleaved order per head (see
   // rotate_half_source_row).
   bool interleave_rotary = false;
+  // A slice of a fused checkpoint tensor (Phi-3's qkv_proj, gate_up_proj): the tensor's shape,
+  // and the first of its rows that this tensor takes. Empty when the source is the tensor.
+  Shape fused_shape;
+  int64_t first_source_row = 0;
 };
 
 // The GGUF tensors of `config`'s model, from token_embd through the layers to output_norm and

@@ -118,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Case{"gqa", {.kv_heads = 2}},
                       Case{"mha_tied_padded_vocab",
                            {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
-                      Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}}),
+                      Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}},
+                      Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ConvertCheckpoint, TokenizesAsSentencePiece) {
@@ -193,6 +194,30 @@ TEST(ConvertCheckpoint, WritesLlamaMetadataAndOutTypes) {
     EXPECT_EQ(dtype_from_ggml_type(file.find_tensor("blk.0.ffn_norm.weight")->ggml_type),
               DType::kF32);
   }
+}
+
+// Phi-3 is written as GGUF llama with its fused projections split; its sliding window (128,
+// under max_position_embeddings 256) becomes the context length. Logits: ConvertedLogits.
+TEST(ConvertCheckpoint, Phi3SplitsFusedProjectionsAndCapsTheContextAtItsWindow) {
+  const TempDir dir("hf_phi3");
+  const TinyHfLlama model(dir.path(), {.phi3 = true}, 5);
+  const TempFile out("phi3.gguf");
+  convert_checkpoint(dir.path(), out.path(), {.out_type = DType::kF32});
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_string("general.architecture"), "llama");
+  EXPECT_EQ(file.get_int("llama.context_length"), 128);
+  EXPECT_EQ(file.find_tensor("blk.0.attn_k.weight")->shape, (Shape{32, 64}));
+  EXPECT_EQ(file.find_tensor("blk.1.ffn_up.weight")->shape, (Shape{96, 64}));
+
+  edit_config(dir.path(), [](nlohmann::json& c) { c["num_key_value_heads"] = 4; });
+  expect_contains(convert_error(dir.path()),
+                  "tensor 'model.layers.0.self_attn.qkv_proj.weight' has shape [128, 64] but "
+                  "config.json implies [192, 64]");
+  edit_config(dir.path(), [](nlohmann::json& c) {
+    c["num_key_value_heads"] = 2;
+    c["partial_rotary_factor"] = 0.75;
+  });
+  expect_contains(convert_error(dir.path()), "partial_rotary_factor 0.750000 is not supported");
 }
 
 TEST(ConvertCheckpoint, ShardedCheckpointConvertsLikeASingleFile) {

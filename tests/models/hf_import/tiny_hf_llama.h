@@ -28,6 +28,9 @@ struct TinyHfSpec {
   bool tied = false;    // tie_word_embeddings: no lm_head.weight
   double rope_theta = 10000.0, rms_eps = 1e-5;
   bool qwen2 = false;  // Qwen2ForCausalLM: q, k and v projections with biases
+  // Phi3ForCausalLM: q, k, v stored fused as qkv_proj and gate, up as gate_up_proj, in the
+  // order transformers' Phi3 slices them; a sliding window (of 128) below max_position_embeddings.
+  bool phi3 = false;
 };
 
 // Trains a byte-fallback BPE SentencePiece model as Llama's is configured (no normalization,
@@ -72,7 +75,9 @@ class TinyHfLlama {
         << nlohmann::json{{"add_bos_token", true}, {"add_eos_token", false}}.dump();
     make_weights();
     std::vector<SafetensorsEntry> entries;
-    for (const auto& [name, w] : weights_) entries.push_back(f32_entry(name, w.shape, w.values));
+    for (const auto& [name, w] : stored_weights()) {
+      entries.push_back(f32_entry(name, w.shape, w.values));
+    }
     write_safetensors(dir / "model.safetensors", entries);
   }
 
@@ -134,24 +139,53 @@ class TinyHfLlama {
 
   int head_dim() const { return spec_.hidden / spec_.heads; }
 
+  // The checkpoint's tensors: the forward pass's own, with Phi-3's projections fused.
+  std::map<std::string, Weight> stored_weights() const {
+    if (!spec_.phi3) return weights_;
+    std::map<std::string, Weight> stored = weights_;
+    const auto fuse = [&](const std::string& fused, const std::vector<std::string>& parts) {
+      Weight w{{0, weights_.at(parts[0]).shape[1]}, {}};
+      for (const std::string& part : parts) {
+        const Weight& p = weights_.at(part);
+        w.shape[0] += p.shape[0];
+        w.values.insert(w.values.end(), p.values.begin(), p.values.end());
+        stored.erase(part);
+      }
+      stored[fused] = std::move(w);
+    };
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      fuse(p + "self_attn.qkv_proj.weight",
+           {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+            p + "self_attn.v_proj.weight"});
+      fuse(p + "mlp.gate_up_proj.weight", {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"});
+    }
+    return stored;
+  }
+
   void write_config(const std::filesystem::path& path) const {
-    const nlohmann::json config = {
-        {"architectures", {spec_.qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"}},
-        {"model_type", spec_.qwen2 ? "qwen2" : "llama"},
-        {"hidden_size", spec_.hidden},
-        {"intermediate_size", spec_.ffn},
-        {"num_hidden_layers", spec_.layers},
-        {"num_attention_heads", spec_.heads},
-        {"num_key_value_heads", spec_.kv_heads},
-        {"max_position_embeddings", 256},
-        {"rms_norm_eps", spec_.rms_eps},
-        {"rope_theta", spec_.rope_theta},
-        {"rope_scaling", nullptr},
-        {"vocab_size", vocab_},
-        {"tie_word_embeddings", spec_.tied},
-        {"bos_token_id", 1},
-        {"eos_token_id", 2},
-        {"torch_dtype", "float32"}};
+    const char* architecture = spec_.qwen2  ? "Qwen2ForCausalLM"
+                               : spec_.phi3 ? "Phi3ForCausalLM"
+                                            : "LlamaForCausalLM";
+    nlohmann::json config = {{"architectures", {architecture}},
+                             {"model_type", spec_.qwen2  ? "qwen2"
+                                            : spec_.phi3 ? "phi3"
+                                                         : "llama"},
+                             {"hidden_size", spec_.hidden},
+                             {"intermediate_size", spec_.ffn},
+                             {"num_hidden_layers", spec_.layers},
+                             {"num_attention_heads", spec_.heads},
+                             {"num_key_value_heads", spec_.kv_heads},
+                             {"max_position_embeddings", 256},
+                             {"rms_norm_eps", spec_.rms_eps},
+                             {"rope_theta", spec_.rope_theta},
+                             {"rope_scaling", nullptr},
+                             {"vocab_size", vocab_},
+                             {"tie_word_embeddings", spec_.tied},
+                             {"bos_token_id", 1},
+                             {"eos_token_id", 2},
+                             {"torch_dtype", "float32"}};
+    if (spec_.phi3) config["sliding_window"] = 128;
     std::ofstream(path) << config.dump(2);
   }
 
