@@ -99,7 +99,8 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
   const CommandResult r = convert_failing(dir);
   EXPECT_TRUE(contains(r.out,
                        "error: config.json: architecture 'GPT2LMHeadModel' is not supported "
-                       "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM)"))
+                       "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
+                       "Phi3ForCausalLM)"))
       << r.out;
 }
 
