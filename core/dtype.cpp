@@ -83,6 +83,7 @@ const DTypeTraits& traits(DType dtype) {
   static const DTypeTraits kI4G128{"int4_g128", int4_block_size(DType::kI4G128),
                                    int4_block_bytes(DType::kI4G128)};
   static const DTypeTraits kF8Row{"fp8", 32, 32, sizeof(float)};
+  static const DTypeTraits kI8Scaled{"int8_scaled", 1, 1, sizeof(float)};
   switch (dtype) {
     case DType::kF32:
       return kF32;
@@ -124,6 +125,8 @@ const DTypeTraits& traits(DType dtype) {
       return kI4G128;
     case DType::kF8Row:
       return kF8Row;
+    case DType::kI8Scaled:
+      return kI8Scaled;
   }
   throw Error(ErrorCategory::kInternal,
               "unknown dtype code " + std::to_string(static_cast<uint32_t>(dtype)));
@@ -152,6 +155,7 @@ std::optional<DType> dtype_from_ggml_type(uint32_t ggml_type) {
     case DType::kF8Row:
       return static_cast<DType>(ggml_type);
     case DType::kF8E4M3:  // never in files
+    case DType::kI8Scaled:
       break;
   }
   return std::nullopt;

@@ -44,6 +44,9 @@ enum class DType : uint32_t {
   // FP8 E4M3 per output channel: a row is its f32 scale, then one E4M3 byte per element;
   // value = scale * e4m3(q).
   kF8Row = 1004,
+  // int8 with one f32 scale per row of any length, a row being the tensor's innermost dimension:
+  // the int8 KV cache, where a row is one head's K or V. Laid out as kI8Row; never in files.
+  kI8Scaled = 1005,
 };
 
 struct DTypeTraits {

@@ -39,7 +39,9 @@ int64_t Tensor::numel() const {
 
 Tensor Tensor::reshape(Shape shape) const {
   Tensor out(dtype_, std::move(shape), nullptr, offset_);
-  if (out.numel() != numel()) {
+  // Types with per-row headers size a tensor by its rows, so their rows must stay whole.
+  const bool rows_kept = traits(dtype_).row_header_bytes == 0 || out.row_length() == row_length();
+  if (out.numel() != numel() || !rows_kept) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "cannot reshape " + to_string(shape_) + " to " + to_string(out.shape_));
   }

@@ -108,6 +108,8 @@ void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
       return quantize_row_q6_k(x, reinterpret_cast<BlockQ6_K*>(out), n);
     case DType::kI8Row:
       return quantize_row_int8(x, out, n);
+    case DType::kI8Scaled:
+      return quantize_row_int8_scaled(x, out, n);
     case DType::kF8Row:
       return quantize_row_fp8(x, out, n);
     case DType::kI4G32:

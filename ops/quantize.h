@@ -45,6 +45,8 @@ void quantize_row_q6_k(const float* x, BlockQ6_K* out, int64_t n);
 // largest magnitude to -8) with the least x^2-weighted squared error among steps from 4% above the
 // group's full range down to 24% clipping and their least-squares refits.
 void quantize_row_int8(const float* x, std::byte* out, int64_t n);
+// kI8Scaled: as int8, for a row of any length.
+void quantize_row_int8_scaled(const float* x, std::byte* out, int64_t n);
 void quantize_row_fp8(const float* x, std::byte* out, int64_t n);
 void quantize_row_int4(DType dtype, const float* x, std::byte* out, int64_t n);
 

@@ -81,6 +81,10 @@ float int4_step(const float* x, int64_t n) {
 
 void quantize_row_int8(const float* x, std::byte* out, int64_t n) {
   check_blocks(n, traits(DType::kI8Row).block_size, "int8");
+  quantize_row_int8_scaled(x, out, n);
+}
+
+void quantize_row_int8_scaled(const float* x, std::byte* out, int64_t n) {
   const float scale = max_abs(x, n) / 127.0f;
   const float inv = scale != 0.0f ? 1.0f / scale : 0.0f;
   std::memcpy(out, &scale, sizeof(scale));

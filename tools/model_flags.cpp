@@ -10,8 +10,8 @@ namespace baton::cli {
 
 void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype) {
   cmd.add_option("--kv-cache-dtype", kv_cache_dtype,
-                 "KV cache element type: f32, f16, bf16, q8_0 (int8, a scale per 32 values) or fp8 "
-                 "(e4m3)")
+                 "KV cache element type: f32, f16, bf16, q8_0 (int8, a scale per 32 values), int8 "
+                 "(a scale per head) or fp8 (e4m3)")
       ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
       ->capture_default_str();
 }

@@ -1,7 +1,7 @@
 // Paged KV-cache write and causal attention with grouped K/V heads (MHA, GQA, MQA).
 //
-// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32, f16, bf16, q8_0 or fp8; every K/V
-// row is found through the sequence's block table. Attention plans its work once
+// Caches are [n_blocks, block_size, kv_heads, head_dim] in f32, f16, bf16, q8_0, fp8 or int8; every
+// K/V row is found through the sequence's block table. Attention plans its work once
 // (attention/attention.h) and runs it with the kernel of the active ISA level.
 
 #include "backends/cpu/attention/attention.h"
@@ -15,14 +15,11 @@ void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor
               const Tensor& v_cache, const PagedBatch& batch) {
   validate_paged_batch(batch, k.dim(0), k_cache.dim(0), k_cache.dim(1));
   const int64_t n = k.dim(0), row_elems = k.dim(1) * k.dim(2);
-  const DType dtype = k_cache.dtype();
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
-    quantize_row(dtype, k.data<float>() + t * row_elems,
-                 cache_row_bytes(k_cache.raw(), dtype, row, row_elems), row_elems);
-    quantize_row(dtype, v.data<float>() + t * row_elems,
-                 cache_row_bytes(v_cache.raw(), dtype, row, row_elems), row_elems);
+    write_cache_row(k_cache, row, k.data<float>() + t * row_elems);
+    write_cache_row(v_cache, row, v.data<float>() + t * row_elems);
   }
 }
 

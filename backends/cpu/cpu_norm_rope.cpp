@@ -67,7 +67,6 @@ void rope_kv_write_rows(const Context& ctx, const Tensor& k, const RopeAngles& a
                         const Tensor& k_cache, const Tensor& v_cache, const PagedBatch& batch) {
   const int64_t n = k.dim(0), kv_heads = k.dim(1), head_dim = k.dim(2);
   const int64_t row_elems = kv_heads * head_dim;
-  const DType dtype = k_cache.dtype();
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
   for (int64_t t = 0; t < n; ++t) {
     const int64_t row = cache_row(batch, batch.token_seq[t], batch.token_pos[t]);
@@ -75,9 +74,8 @@ void rope_kv_write_rows(const Context& ctx, const Tensor& k, const RopeAngles& a
     float* rt = rotated.data<float>() + t * row_elems;
     for (int64_t h = 0; h < kv_heads; ++h)
       angles.rotate(rope, t, kt + h * head_dim, rt + h * head_dim, head_dim);
-    quantize_row(dtype, rt, cache_row_bytes(k_cache.raw(), dtype, row, row_elems), row_elems);
-    quantize_row(dtype, v.data<float>() + t * row_elems,
-                 cache_row_bytes(v_cache.raw(), dtype, row, row_elems), row_elems);
+    write_cache_row(k_cache, row, rt);
+    write_cache_row(v_cache, row, v.data<float>() + t * row_elems);
   }
 }
 

@@ -1,19 +1,27 @@
 #pragma once
 
-// Where a KV-cache row lives, shared by kv_write and the fused rope + kv_write. Rows are
-// encoded with ops/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8), the reference's own
-// encoder, so caches match the reference bit for bit.
+// How a KV-cache row is written, shared by kv_write and the fused rope + kv_write. Heads are
+// encoded with ops/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8, int8), the
+// reference's own encoder, so caches match the reference bit for bit.
 
 #include <cstddef>
 #include <cstdint>
 
-#include "core/dtype.h"
+#include "core/tensor.h"
+#include "ops/quantize.h"
 
 namespace baton::cpu {
 
-// Cache row `row` (one token, all KV heads: `n` values) of a cache tensor's bytes.
-inline std::byte* cache_row_bytes(std::byte* cache, DType dtype, int64_t row, int64_t n) {
-  return cache + static_cast<size_t>(row) * bytes_for(dtype, n);
+// Encodes one token's K or V, `values` = [kv_heads][head_dim], as cache row `row` of `cache`
+// ([n_blocks, block_size, kv_heads, head_dim]), one head at a time so that per-row scales
+// (int8) are per head.
+inline void write_cache_row(const Tensor& cache, int64_t row, const float* values) {
+  const int64_t kv_heads = cache.dim(2), head_dim = cache.dim(3);
+  const size_t head_bytes = cache.row_bytes();
+  std::byte* first = cache.raw() + static_cast<size_t>(row * kv_heads) * head_bytes;
+  for (int64_t h = 0; h < kv_heads; ++h) {
+    quantize_row(cache.dtype(), values + h * head_dim, first + h * head_bytes, head_dim);
+  }
 }
 
 }  // namespace baton::cpu

@@ -40,34 +40,35 @@ void PagedKvCache::copy_block(int32_t source, int32_t destination, Backend& back
 
 size_t kv_bytes_per_token(const KvCacheShape& shape) {
   return 2 * static_cast<size_t>(shape.n_layers) * shape.n_kv_heads *
-         bytes_for(shape.dtype, shape.head_dim);
+         row_bytes(shape.dtype, shape.head_dim);
 }
 
 DType parse_kv_cache_dtype(const std::string& name) {
   if (name == "f32") return DType::kF32;
   if (name == "f16") return DType::kF16;
   if (name == "bf16") return DType::kBF16;
-  if (name == "q8_0" || name == "int8") return DType::kQ8_0;
+  if (name == "q8_0") return DType::kQ8_0;
+  if (name == "int8") return DType::kI8Scaled;
   if (name == "fp8" || name == "fp8_e4m3") return DType::kF8E4M3;
   throw Error(ErrorCategory::kInvalidArgument,
-              "unknown KV cache dtype '" + name + "' (use f32, f16, bf16, q8_0 or fp8)");
+              "unknown KV cache dtype '" + name + "' (use f32, f16, bf16, q8_0, int8 or fp8)");
 }
 
 bool is_kv_cache_dtype(DType dtype) {
   return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
-         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3;
+         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3 || dtype == DType::kI8Scaled;
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
   if (!is_kv_cache_dtype(dtype)) {
     throw Error(ErrorCategory::kInvalidArgument, "a KV cache cannot be " +
                                                      std::string(to_string(dtype)) +
-                                                     " (use f32, f16, bf16, q8_0 or fp8)");
+                                                     " (use f32, f16, bf16, q8_0, int8 or fp8)");
   }
   if (dtype == DType::kQ8_0 && head_dim % kQK8_0 != 0) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "a q8_0 KV cache needs a head size that is a multiple of 32; this model's is " +
-                    std::to_string(head_dim) + " (use f16)");
+                    std::to_string(head_dim) + " (use int8 or f16)");
   }
 }
 

@@ -24,7 +24,8 @@ struct LLMOptions {
   int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
   int32_t max_seqs = 64;            // sequences per engine step
   bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
-  // KV cache element type: f32, f16, q8_0 (int8 with a scale per 32 values) or fp8 (e4m3)
+  // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8 (a scale
+  // per head row) or fp8 (e4m3)
   std::string kv_cache_dtype = "f32";
 };
 
@@ -137,7 +138,7 @@ struct ModelSummary {
   std::string architecture;
   std::string backend;
   int32_t n_vocab, n_ctx_train, context_size, n_embd, n_layer, n_head, n_head_kv, n_ff;
-  std::string kv_cache_dtype;  // "f32", "f16", "q8_0" or "fp8_e4m3"
+  std::string kv_cache_dtype;  // "f32", "f16", "bf16", "q8_0", "int8_scaled" or "fp8_e4m3"
   int64_t kv_bytes_per_token;  // K and V of one token over all layers
   int64_t kv_cache_tokens;     // tokens the whole pool holds
 };

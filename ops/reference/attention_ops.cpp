@@ -24,9 +24,9 @@ void require_caches(const Tensor& k_cache, const Tensor& v_cache, int64_t kv_hea
   require_rank(k_cache, 4, what + " k_cache");
   require_shape(v_cache, k_cache.shape(), what + " v_cache");
   const DType dtype = k_cache.dtype();
-  require(is_kv_cache_dtype(dtype), what +
-                                        " caches must be f32, f16, bf16, q8_0 or fp8_e4m3, got " +
-                                        std::string(to_string(dtype)));
+  require(is_kv_cache_dtype(dtype),
+          what + " caches must be f32, f16, bf16, q8_0, fp8_e4m3 or int8_scaled, got " +
+              std::string(to_string(dtype)));
   require(dtype != DType::kQ8_0 || head_dim % kQK8_0 == 0,
           what + " q8_0 caches need a head size that is a multiple of 32, got " +
               std::to_string(head_dim));
@@ -44,7 +44,7 @@ Tensor head_rows(const Tensor& cache) {
 
 // Encodes `head_dim` values as head row `index` of the cache.
 void store_head(const Tensor& cache, int64_t index, const float* values, int64_t head_dim) {
-  const size_t row_bytes = bytes_for(cache.dtype(), head_dim);
+  const size_t row_bytes = baton::row_bytes(cache.dtype(), head_dim);
   quantize_row(cache.dtype(), values, cache.raw() + static_cast<size_t>(index) * row_bytes,
                head_dim);
 }

@@ -75,6 +75,7 @@ void dequantize_row(const Tensor& t, int64_t row, float* out) {
     case DType::kQ6_K:
       return dequantize_q6_k(src, n, out);
     case DType::kI8Row:
+    case DType::kI8Scaled:
       return dequantize_int8(src, n, out);
     case DType::kF8Row:
       return dequantize_fp8(src, n, out);

@@ -155,6 +155,15 @@ class Kernel {
                       v_.data() + j * hdp_);
           k = row_tmp_.data();
           break;
+        case DType::kI8Scaled: {
+          // Each head's row is its f32 scale, then head_dim int8 quants.
+          const size_t head_bytes = sizeof(float) + static_cast<size_t>(hd_);
+          const size_t at = static_cast<size_t>(offset / hd_) * head_bytes;
+          int8_to_f32(static_cast<const std::byte*>(a_.k_cache) + at, row_tmp_.data());
+          int8_to_f32(static_cast<const std::byte*>(a_.v_cache) + at, v_.data() + j * hdp_);
+          k = row_tmp_.data();
+          break;
+        }
         case DType::kF8E4M3:
           fp8_to_f32(static_cast<const uint8_t*>(a_.k_cache) + offset, row_tmp_.data());
           fp8_to_f32(static_cast<const uint8_t*>(a_.v_cache) + offset, v_.data() + j * hdp_);
@@ -171,6 +180,13 @@ class Kernel {
 
   void bf16_to_f32(const uint16_t* bits, float* out) const {
     for (int64_t d = 0; d < hd_; ++d) out[d] = baton::bf16_to_fp32(bits[d]);
+  }
+
+  void int8_to_f32(const std::byte* head_row, float* out) const {
+    float scale;
+    std::memcpy(&scale, head_row, sizeof(scale));
+    const auto* q = reinterpret_cast<const int8_t*>(head_row + sizeof(scale));
+    for (int64_t d = 0; d < hd_; ++d) out[d] = scale * static_cast<float>(q[d]);
   }
 
   void fp8_to_f32(const uint8_t* codes, float* out) const {

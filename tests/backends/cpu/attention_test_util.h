@@ -62,7 +62,10 @@ inline Tensor random_cache(DType dtype, Shape shape, uint32_t seed) {
   Tensor f32 = random_f32(shape, seed);
   if (dtype == DType::kF32) return f32;
   Tensor out = Tensor::host(dtype, shape);
-  quantize_row(dtype, f32.data<float>(), out.raw(), f32.numel());
+  for (int64_t r = 0; r < f32.rows(); ++r) {  // row by row: int8 rows carry their own scale
+    quantize_row(dtype, f32.data<float>() + r * f32.row_length(), out.raw() + r * out.row_bytes(),
+                 f32.row_length());
+  }
   return out;
 }
 

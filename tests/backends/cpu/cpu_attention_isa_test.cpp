@@ -55,7 +55,7 @@ TEST_P(CpuAttentionIsa, MatchesReference) {
 
 std::vector<AttentionCase> cases() {
   const DType f32 = DType::kF32, f16 = DType::kF16, q8_0 = DType::kQ8_0, fp8 = DType::kF8E4M3,
-              bf16 = DType::kBF16;
+              bf16 = DType::kBF16, int8 = DType::kI8Scaled;
   std::vector<AttentionCase> out;
   for (int length : {1, 5, 17, 64, 300}) {
     out.push_back({"gqa_prefill_" + std::to_string(length), 8, 2, 64, 16, f32, {{0, length}}});
@@ -75,6 +75,7 @@ std::vector<AttentionCase> cases() {
   out.push_back({"decode_long_q8_0", 4, 4, 128, 16, q8_0, {{1999, 1}}});
   out.push_back({"mixed_fp8_head_dim_7", 6, 2, 7, 16, fp8, {{300, 1}, {0, 19}}});
   out.push_back({"mixed_bf16_head_dim_7", 6, 2, 7, 16, bf16, {{300, 1}, {0, 19}}});
+  out.push_back({"mixed_int8_head_dim_7", 6, 2, 7, 16, int8, {{300, 1}, {0, 19}}});
   return out;
 }
 

@@ -78,6 +78,7 @@ std::vector<AttentionCase> attention_cases() {
       {"mqa_decode_q8_0_cache", 4, 1, 32, 8, DType::kQ8_0, {{40, 1}, {0, 9}}},
       {"gqa_mixed_fp8_cache", 8, 4, 40, 16, DType::kF8E4M3, {{33, 1}, {0, 13}, {16, 5}}},
       {"gqa_mixed_bf16_cache", 8, 4, 40, 16, DType::kBF16, {{33, 1}, {0, 13}, {16, 5}}},
+      {"gqa_mixed_int8_cache", 8, 4, 40, 16, DType::kI8Scaled, {{33, 1}, {0, 13}, {16, 5}}},
       {"odd_head_dim_block_3", 6, 2, 7, 3, DType::kF32, {{2, 3}, {10, 1}, {0, 1}}},
       {"long_decode", 4, 2, 64, 16, DType::kF32, {{300, 1}, {129, 1}}},
   };

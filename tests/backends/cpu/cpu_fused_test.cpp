@@ -125,7 +125,8 @@ TEST_P(CpuFused, FusedPairsWriteWhatTheirNodesWrite) {
 INSTANTIATE_TEST_SUITE_P(IsasAndCaches, CpuFused,
                          ::testing::Combine(::testing::ValuesIn(testing::supported_isas()),
                                             ::testing::Values(DType::kF32, DType::kF16,
-                                                              DType::kBF16, DType::kF8E4M3)),
+                                                              DType::kBF16, DType::kF8E4M3,
+                                                              DType::kI8Scaled)),
                          [](const auto& info) {
                            return testing::isa_name(std::get<0>(info.param)) + "_" +
                                   std::string(to_string(std::get<1>(info.param)));

@@ -38,7 +38,8 @@ TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
   EXPECT_EQ(parse_kv_cache_dtype("f16"), DType::kF16);
   EXPECT_EQ(parse_kv_cache_dtype("bf16"), DType::kBF16);
   EXPECT_EQ(parse_kv_cache_dtype("q8_0"), DType::kQ8_0);
-  EXPECT_EQ(parse_kv_cache_dtype("int8"), DType::kQ8_0);
+  EXPECT_EQ(parse_kv_cache_dtype("int8"), DType::kI8Scaled);
+  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kI8Scaled, 8));  // a scale per head: any size
   EXPECT_EQ(parse_kv_cache_dtype("fp8"), DType::kF8E4M3);
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kF8E4M3, 7));  // one byte a value: any head size
   try {
@@ -46,7 +47,7 @@ TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
     ADD_FAILURE() << "int4 was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(
-                  "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0 or fp8)"),
+                  "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0, int8 or fp8)"),
               std::string::npos)
         << e.what();
   }
