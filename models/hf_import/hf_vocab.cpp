@@ -64,6 +64,9 @@ void add_vocab_metadata(const HfVocab& vocab, gguf::GgufWriter& writer) {
   }
   writer.add_bool("tokenizer.ggml.add_bos_token", vocab.add_bos);
   writer.add_bool("tokenizer.ggml.add_eos_token", vocab.add_eos);
+  if (vocab.model == "llama") {
+    writer.add_bool("tokenizer.ggml.add_space_prefix", vocab.add_space_prefix);
+  }
   if (!vocab.chat_template.empty()) {
     writer.add_string("tokenizer.chat_template", vocab.chat_template);
   }

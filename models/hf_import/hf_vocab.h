@@ -2,8 +2,9 @@
 
 // A checkpoint's tokenizer as GGUF tokenizer.ggml.* metadata, built the way llama.cpp's
 // convert_hf_to_gguf.py builds it, so Baton and llama.cpp tokenize the converted file alike.
-// SentencePiece checkpoints (tokenizer.model) become a "llama" vocabulary, byte-level BPE
-// checkpoints (tokenizer.json only: GPT-2, Llama 3, Qwen2, StarCoder) a "gpt2" one.
+// SentencePiece checkpoints (tokenizer.model, or a SentencePiece-style tokenizer.json) become a
+// "llama" vocabulary, byte-level BPE checkpoints (tokenizer.json only: GPT-2, Llama 3, Qwen2,
+// StarCoder) a "gpt2" one.
 
 #include <cstdint>
 #include <filesystem>
@@ -27,7 +28,8 @@ struct HfVocab {
   std::vector<std::string> merges;                 // BPE only: "left right", highest priority first
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;  // -1: none
   bool add_bos = true, add_eos = false;
-  std::string chat_template;  // empty: none
+  bool add_space_prefix = true;  // "llama" only: SentencePiece's dummy "▁" before the text
+  std::string chat_template;     // empty: none
 };
 
 // The vocabulary of checkpoint `dir`: tokenizer.model when it has one (read_sentencepiece_vocab),

@@ -1,5 +1,6 @@
 #include "models/hf_import/tokenizer_json_vocab.h"
 
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -59,13 +60,11 @@ void check_model(const TokenizerJson& file, const nlohmann::json& model) {
   const std::string type = model.value("type", "BPE");
   if (type != "BPE") {
     file.unsupported("model type '" + gguf::printable(type) +
-                     "' is not supported (supported: byte-level BPE)");
+                     "' is not supported (supported: byte-level BPE, SentencePiece-style BPE)");
   }
-  if (model.value("byte_fallback", false)) {
-    file.unsupported(
-        "a SentencePiece-style BPE (byte_fallback) is converted from tokenizer.model, which "
-        "this directory lacks");
-  }
+}
+
+void check_byte_level_normalizer(const TokenizerJson& file) {
   const nlohmann::json& normalizer = file.at("normalizer");
   if (!normalizer.is_null() && !(normalizer.is_object() && normalizer.value("type", "") == "NFC")) {
     file.unsupported("normalizer " + quoted(normalizer) + " is not supported (none or NFC)");
@@ -175,6 +174,83 @@ int32_t configured_token(const nlohmann::json& tokenizer_config, std::string_vie
   return found == ids.end() ? -1 : found->second;
 }
 
+// SentencePiece-style BPE: byte_fallback to <0xXX> tokens, spaces as "▁", as transformers'
+// converter writes Llama 2's, Mistral's and TinyLlama's tokenizer.json.
+bool is_sentencepiece_style(const nlohmann::json& model) {
+  return model.value("byte_fallback", false);
+}
+
+constexpr std::string_view kSpace = "\xE2\x96\x81";  // "▁", U+2581
+
+// Whether the text gets a leading "▁": the older files say so with a Prepend("▁") normalizer
+// (followed by Replace(" ", "▁")), newer ones with a Metaspace pre-tokenizer's prepend_scheme.
+// Either way the result is SentencePiece's own tokenization, which the GGUF "llama" tokenizer
+// performs. Throws Error(kUnsupported) quoting any other normalizer or pre-tokenizer.
+bool sentencepiece_space_prefix(const TokenizerJson& file) {
+  const nlohmann::json& normalizer = file.at("normalizer");
+  const nlohmann::json& pre = file.at("pre_tokenizer");
+  if (pre.is_object() && pre.value("type", "") == "Metaspace" && normalizer.is_null() &&
+      pre.value("replacement", std::string(kSpace)) == kSpace) {
+    const std::string fallback = pre.value("add_prefix_space", true) ? "always" : "never";
+    return pre.value("prepend_scheme", fallback) != "never";
+  }
+  if (!pre.is_null()) {
+    file.unsupported("pre_tokenizer " + quoted(pre) +
+                     " is not supported with a SentencePiece-style BPE (none or Metaspace)");
+  }
+  const bool sequence = normalizer.is_object() && normalizer.value("type", "") == "Sequence" &&
+                        normalizer.contains("normalizers") && normalizer["normalizers"].is_array();
+  bool prepend = false, replace = false;
+  for (const nlohmann::json& step :
+       sequence ? normalizer["normalizers"] : nlohmann::json::array({normalizer})) {
+    const std::string type = step.is_object() ? step.value("type", "") : "";
+    if (type == "Prepend" && step.value("prepend", "") == kSpace) {
+      prepend = true;
+    } else if (type == "Replace" && step.contains("pattern") && step["pattern"].is_object() &&
+               step["pattern"].value("String", "") == " " && step.value("content", "") == kSpace) {
+      replace = true;
+    } else {
+      replace = false;
+      break;
+    }
+  }
+  if (!replace) {
+    file.unsupported("normalizer " + quoted(normalizer) +
+                     " is not supported with a SentencePiece-style BPE (Prepend and Replace of "
+                     "spaces with U+2581, or a Metaspace pre-tokenizer)");
+  }
+  return prepend;
+}
+
+bool is_byte_token(std::string_view token) {
+  constexpr std::string_view kHex = "0123456789ABCDEF";
+  return token.size() == 6 && token.starts_with("<0x") && token.back() == '>' &&
+         kHex.find(token[3]) != std::string_view::npos &&
+         kHex.find(token[4]) != std::string_view::npos;
+}
+
+// The GGUF "llama" tokenizer merges, at each step, the adjacent pair whose concatenation is the
+// vocabulary token of highest score. Scoring each token by minus the rank of the first merge
+// that makes it replays the BPE merges in their order. Tokens no merge makes (characters, byte
+// tokens, specials) get the lowest score, so they never win a merge.
+std::vector<float> merge_rank_scores(const std::vector<std::string>& merges,
+                                     const std::unordered_map<std::string, int64_t>& ids,
+                                     size_t vocab_size) {
+  constexpr float kNeverMerged = -1e9f;
+  std::vector<float> scores(vocab_size, kNeverMerged);
+  for (size_t rank = 0; rank < merges.size(); ++rank) {
+    const size_t space = merges[rank].find(' ');
+    std::string merged = merges[rank].substr(0, space) + merges[rank].substr(space + 1);
+    const auto it = ids.find(merged);
+    if (it == ids.end() || it->second < 0 || static_cast<size_t>(it->second) >= vocab_size) {
+      continue;  // a merge whose result the vocabulary lacks never applies
+    }
+    float& score = scores[it->second];
+    score = std::max(score, -static_cast<float>(rank));
+  }
+  return scores;
+}
+
 }  // namespace
 
 std::string pre_tokenizer_name(const nlohmann::json& pre_tokenizer) {
@@ -206,15 +282,37 @@ HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaC
   const TokenizerJson file(dir / "tokenizer.json");
   const nlohmann::json& model = file.at("model");
   check_model(file, model);
-  HfVocab v{.model = "gpt2", .pre = pre_tokenizer_name(file.at("pre_tokenizer"))};
+  const bool sentencepiece = is_sentencepiece_style(model);
+  HfVocab v;
+  if (sentencepiece) {
+    v.add_space_prefix = sentencepiece_space_prefix(file);
+  } else {
+    check_byte_level_normalizer(file);
+    v = HfVocab{.model = "gpt2", .pre = pre_tokenizer_name(file.at("pre_tokenizer"))};
+  }
   v.tokens.resize(config.vocab_size);
   v.types.assign(config.vocab_size, static_cast<int32_t>(TokenType::kUnused));
   for (int32_t id = 0; id < config.vocab_size; ++id)
     v.tokens[id] = "[PAD" + std::to_string(id) + "]";
   const std::unordered_map<std::string, int64_t> vocab = read_model_vocab(file, model);
-  for (const auto& [token, id] : vocab) place_token(file, v, id, token, TokenType::kNormal);
-  v.merges = read_merges(file, model, vocab);
+  for (const auto& [token, id] : vocab) {
+    const bool byte = sentencepiece && is_byte_token(token);
+    place_token(file, v, id, token, byte ? TokenType::kByte : TokenType::kNormal);
+  }
+  const std::vector<std::string> merges = read_merges(file, model, vocab);
+  if (sentencepiece) {
+    v.scores = merge_rank_scores(merges, vocab, v.tokens.size());
+  } else {
+    v.merges = merges;
+  }
   read_added_tokens(file, v);
+  const auto unk_token = model.find("unk_token");
+  if (sentencepiece && unk_token != model.end() && unk_token->is_string()) {
+    if (const auto unk = vocab.find(unk_token->get<std::string>()); unk != vocab.end()) {
+      v.unk = static_cast<int32_t>(unk->second);
+      v.types[v.unk] = static_cast<int32_t>(TokenType::kUnknown);
+    }
+  }
 
   const nlohmann::json tokenizer_config = read_tokenizer_config(dir);
   v.add_bos = post_processor_adds_bos(file.at("post_processor"));

@@ -1,8 +1,9 @@
 #pragma once
 
-// A checkpoint's byte-level BPE tokenizer (tokenizer.json of the `tokenizers` library: GPT-2,
-// Llama 3, Qwen2, StarCoder) as a "gpt2" vocabulary, built the way llama.cpp's
-// convert_hf_to_gguf.py builds one.
+// A checkpoint's tokenizer.json (the `tokenizers` library's file) as a GGUF vocabulary: a
+// byte-level BPE (GPT-2, Llama 3, Qwen2, StarCoder) as a "gpt2" vocabulary, built the way
+// llama.cpp's convert_hf_to_gguf.py builds one, and a SentencePiece-style BPE (byte fallback,
+// spaces as U+2581: Llama 2, Mistral, TinyLlama) as a "llama" one.
 
 #include <filesystem>
 #include <string>
@@ -28,8 +29,14 @@ std::string pre_tokenizer_name(const nlohmann::json& pre_tokenizer);
 // tokenizer leaves empty being "[PAD<id>]" of type unused. BOS and EOS come from config.json,
 // else from tokenizer_config.json's bos_token / eos_token.
 //
-// Throws Error(kUnsupported) for a model type other than BPE, a SentencePiece-style BPE
-// (byte_fallback, Metaspace), a normalizer other than none or NFC, or an unknown pre-tokenizer;
+// A SentencePiece-style BPE (byte_fallback) becomes a "llama" vocabulary: <0xXX> tokens are
+// byte tokens, model.unk_token the unknown token, each token's score minus the rank of the
+// first merge that makes it, and add_space_prefix what the Prepend normalizer or Metaspace
+// pre-tokenizer says.
+//
+// Throws Error(kUnsupported) for a model type other than BPE, a byte-level BPE whose normalizer
+// is not none or NFC or whose pre-tokenizer is unknown, a SentencePiece-style BPE with other
+// normalizers or pre-tokenizers;
 // Error(kInvalidModel) naming the field for a malformed file, a token id outside
 // config.vocab_size, or a merge of tokens the vocabulary does not have.
 HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaConfig& config);

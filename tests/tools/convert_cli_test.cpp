@@ -111,7 +111,7 @@ TEST(CliConvert, UnigramTokenizerJsonIsNamed) {
   const CommandResult r = convert_failing(dir);
   EXPECT_TRUE(contains(r.out,
                        "error: tokenizer.json: model type 'Unigram' is not supported (supported: "
-                       "byte-level BPE)"))
+                       "byte-level BPE, SentencePiece-style BPE)"))
       << r.out;
 }
 

@@ -1,8 +1,9 @@
-"""A Hugging Face checkpoint whose vocabulary is only a tokenizer.json (byte-level BPE), as GPT-2,
-Llama 3 and Qwen2 ship theirs: the test trains a real tokenizer.json with the `tokenizers`
-library for each pre-tokenizer, writes a tiny random Llama beside it, and checks that
-`baton convert` tokenizes every sample text as `tokenizers` does and that `-m DIR` generates what
-the converted file generates.
+"""A Hugging Face checkpoint whose vocabulary is only a tokenizer.json: byte-level BPE, as GPT-2,
+Llama 3 and Qwen2 ship theirs, and SentencePiece-style BPE (byte fallback, spaces as U+2581), as
+transformers converts Llama 2's. The test trains a real tokenizer.json with the `tokenizers`
+library for each kind, writes a tiny random Llama beside it, and checks that `baton convert`
+tokenizes every sample text as `tokenizers` does and that `-m DIR` generates what the converted
+file generates.
 
 Usage: hf_tokenizer_json_test.py BATON_BINARY. Exits 77 (skip) when `tokenizers` is missing.
 """
@@ -67,7 +68,21 @@ VARIANTS = {
         "normalizer": normalizers.NFC(),
         "special": ["<|endoftext|>", "<|im_start|>", "<|im_end|>"],
         "bos": None, "eos": "<|im_end|>", "add_bos": False, "architecture": "Qwen2ForCausalLM"},
+    # Llama 2's file: Prepend("▁") + Replace(" ", "▁") normalizers.
+    "spm-normalizer": {
+        "sentencepiece": "normalizer", "special": ["<unk>", "<s>", "</s>"],
+        "bos": "<s>", "eos": "</s>", "add_bos": True},
+    # Newer transformers: a Metaspace pre-tokenizer, which prepends "▁" only to the first piece
+    # and only when the text does not start with a space. Baton, like SentencePiece itself and
+    # llama.cpp, always prepends it (also after special tokens), so texts that start with a
+    # space and the special-token check are left out.
+    "spm-metaspace": {
+        "sentencepiece": "metaspace", "special": ["<unk>", "<s>", "</s>"],
+        "bos": "<s>", "eos": "</s>", "add_bos": True, "check_special": False,
+        "skip_leading_space": True},
 }
+
+SPACE = "\u2581"
 
 
 def check(condition, message):
@@ -75,7 +90,40 @@ def check(condition, message):
         raise AssertionError(message)
 
 
+def train_sentencepiece_style(variant):
+    """Laid out as transformers converts a SentencePiece tokenizer.model: <unk> <s> </s>, the 256
+    <0xXX> byte tokens, then BPE pieces trained on "▁"-joined words, with byte fallback."""
+    trainer_tokenizer = Tokenizer(models.BPE())
+    trainer_tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
+        replacement=SPACE, prepend_scheme="always", split=True)
+    trainer_tokenizer.train_from_iterator(
+        CORPUS, trainers.BpeTrainer(vocab_size=500, show_progress=False))
+    trained = json.loads(trainer_tokenizer.to_str())["model"]
+    vocab = {"<unk>": 0, "<s>": 1, "</s>": 2}
+    for byte in range(256):
+        vocab["<0x%02X>" % byte] = len(vocab)
+    for token, _ in sorted(trained["vocab"].items(), key=lambda item: item[1]):
+        vocab.setdefault(token, len(vocab))
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in trained["merges"]]
+    tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges, unk_token="<unk>",
+                                     byte_fallback=True, fuse_unk=True))
+    if variant["sentencepiece"] == "normalizer":
+        tokenizer.normalizer = normalizers.Sequence(
+            [normalizers.Prepend(SPACE), normalizers.Replace(" ", SPACE)])
+    else:
+        tokenizer.pre_tokenizer = pre_tokenizers.Metaspace(
+            replacement=SPACE, prepend_scheme="first", split=False)
+    tokenizer.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(),
+                                           decoders.Fuse(), decoders.Strip(" ", 1, 0)])
+    tokenizer.add_special_tokens(variant["special"])
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", vocab["<s>"])])
+    return tokenizer
+
+
 def train_tokenizer(variant):
+    if "sentencepiece" in variant:
+        return train_sentencepiece_style(variant)
     tokenizer = Tokenizer(models.BPE())
     tokenizer.pre_tokenizer = variant["pre"]
     if "normalizer" in variant:
@@ -163,21 +211,27 @@ def check_variant(binary, name, variant, work):
     gguf = os.path.join(work, name + ".gguf")
     baton(binary, "convert", directory, "-o", gguf, "--outtype", "f32")
     info = baton(binary, "info", "-m", gguf)
-    check(re.search(r'tokenizer\.ggml\.pre +"%s"' % name, info), "the pre-tokenizer:\n" + info)
+    sentencepiece = "sentencepiece" in variant
+    check(re.search(r'tokenizer\.ggml\.model +"%s"' % ("llama" if sentencepiece else "gpt2"), info),
+          "the tokenizer model:\n" + info)
+    pre = "default" if sentencepiece else name
+    check(re.search(r'tokenizer\.ggml\.pre +"%s"' % pre, info), "the pre-tokenizer:\n" + info)
     arch = "qwen2" if variant.get("architecture") == "Qwen2ForCausalLM" else "llama"
     check(re.search(r'general\.architecture +"%s"' % arch, info), "architecture:\n" + info)
     check(re.search(r'tokenizer\.ggml\.add_bos_token +%s' % str(variant["add_bos"]).lower(), info),
           "add_bos_token:\n" + info)
 
-    for text in SAMPLES:
+    samples = [t for t in SAMPLES if not (variant.get("skip_leading_space") and t.startswith(" "))]
+    for text in samples:
         expected = tokenizer.encode(text).ids
         got = json.loads(baton(binary, "tokenize", "-m", gguf, "-p", text))
         check(got == expected, "%s: %r\n  tokenizers: %s\n  baton:      %s"
               % (name, text, expected, got))
-    special = variant["special"][-1]
-    text = "before" + special + " after"
-    got = json.loads(baton(binary, "tokenize", "-m", gguf, "-p", text, "--parse-special"))
-    check(got == tokenizer.encode(text).ids, "%s: special token in %r: %s" % (name, text, got))
+    if variant.get("check_special", True):
+        special = variant["special"][-1]
+        text = "before" + special + " after"
+        got = json.loads(baton(binary, "tokenize", "-m", gguf, "-p", text, "--parse-special"))
+        check(got == tokenizer.encode(text).ids, "%s: special token in %r: %s" % (name, text, got))
 
     generate = ["-p", "In the beginning", "-n", "12", "--temp", "0", "--ignore-eos", "-q"]
     cache = {"BATON_CACHE_DIR": os.path.join(work, "cache")}
@@ -185,7 +239,7 @@ def check_variant(binary, name, variant, work):
     from_file = baton(binary, "run", "-m", gguf, *generate)
     check(from_dir == from_file, "%s: -m DIR gave %r, the GGUF %r" % (name, from_dir, from_file))
     print("%s: %d samples tokenized as tokenizers does; -m DIR generates as the GGUF"
-          % (name, len(SAMPLES) + 1))
+          % (name, len(samples) + variant.get("check_special", True)))
 
 
 def main():

@@ -105,10 +105,70 @@ TEST_F(TokenizerJsonVocab, NamesThePreTokenizersItImplements) {
   EXPECT_THROW(pre_tokenizer_name({{"type", "Metaspace"}}), Error);
 }
 
+// Llama 2's tokenizer.json layout: byte fallback, "▁" for spaces, <unk> <s> </s> as added
+// tokens, then <0xXX> byte tokens.
+json sentencepiece_style() {
+  const std::string space = "\u2581";
+  return {{"model",
+           {{"type", "BPE"},
+            {"byte_fallback", true},
+            {"unk_token", "<unk>"},
+            {"vocab",
+             {{"<unk>", 0},
+              {"<s>", 1},
+              {"</s>", 2},
+              {"<0x0A>", 3},
+              {space, 4},
+              {"a", 5},
+              {space + "a", 6}}},
+            {"merges", json::array({space + " a"})}}},
+          {"normalizer",
+           {{"type", "Sequence"},
+            {"normalizers",
+             json::array(
+                 {{{"type", "Prepend"}, {"prepend", space}},
+                  {{"type", "Replace"}, {"pattern", {{"String", " "}}}, {"content", space}}})}}},
+          {"pre_tokenizer", nullptr},
+          {"added_tokens", json::array({{{"id", 0}, {"content", "<unk>"}, {"special", true}},
+                                        {{"id", 1}, {"content", "<s>"}, {"special", true}},
+                                        {{"id", 2}, {"content", "</s>"}, {"special", true}}})}};
+}
+
+TEST_F(TokenizerJsonVocab, SentencePieceStyleBpeBecomesALlamaVocabularyScoredByMergeRank) {
+  config_.vocab_size = 8;
+  const HfVocab v = read(sentencepiece_style(), {{"bos_token", "<s>"}, {"eos_token", "</s>"}});
+  EXPECT_EQ(v.model, "llama");
+  EXPECT_TRUE(v.merges.empty());
+  EXPECT_TRUE(v.add_space_prefix);
+  EXPECT_EQ(v.unk, 0);
+  EXPECT_EQ(v.bos, 1);
+  EXPECT_EQ(v.eos, 2);
+  const auto type = [&](int id) { return static_cast<TokenType>(v.types[id]); };
+  EXPECT_EQ(type(0), TokenType::kUnknown);
+  EXPECT_EQ(type(1), TokenType::kControl);
+  EXPECT_EQ(type(3), TokenType::kByte);
+  EXPECT_EQ(type(6), TokenType::kNormal);
+  EXPECT_EQ(type(7), TokenType::kUnused);
+  ASSERT_EQ(v.scores.size(), 8u);
+  EXPECT_EQ(v.scores[6], 0.0f);   // made by merge 0
+  EXPECT_LT(v.scores[5], -1e6f);  // no merge makes "a"
+
+  json metaspace = sentencepiece_style();
+  metaspace["normalizer"] = nullptr;
+  metaspace["pre_tokenizer"] = {
+      {"type", "Metaspace"}, {"replacement", "\u2581"}, {"prepend_scheme", "never"}};
+  EXPECT_FALSE(read(metaspace).add_space_prefix);
+  metaspace["pre_tokenizer"]["prepend_scheme"] = "first";
+  EXPECT_TRUE(read(metaspace).add_space_prefix);
+}
+
 TEST_F(TokenizerJsonVocab, RejectsWhatItCannotConvertNamingIt) {
   json t = tokenizer_json();
-  t["model"]["byte_fallback"] = true;
-  expect_error(t, ErrorCategory::kUnsupported, "byte_fallback");
+  t["model"]["byte_fallback"] = true;  // SentencePiece-style, but with a byte-level pre-tokenizer
+  expect_error(t, ErrorCategory::kUnsupported, "not supported with a SentencePiece-style BPE");
+  t["pre_tokenizer"] = nullptr;
+  t["normalizer"] = {{"type", "Lowercase"}};
+  expect_error(t, ErrorCategory::kUnsupported, "normalizer {\"type\":\"Lowercase\"}");
 
   t = tokenizer_json();
   t["normalizer"] = {{"type", "NFKC"}};
