@@ -69,12 +69,8 @@ std::string describe_matmul_paths(bool prepacked) {
       kquant = quantized;
       break;
   }
-  const std::string baton_int = active_isa() == Isa::kAvx512
-                                    ? "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows "
-                                      "of x, VNNI GEMM above"
-                                    : "generic kernel, weights dequantized to f32";
   return describe_float_matmul_paths(prepacked) + "q8_0, q4_0 weights: " + quantized +
-         ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + baton_int +
+         ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + quantized +
          ", on the file's rows in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
          ", on the file's super-blocks in place\n" +
          "q4_1, q5_0, q5_1 weights: generic kernel, weights dequantized to f32 (every ISA level)\n";

@@ -31,10 +31,7 @@ Kernels choose_kernels(Isa isa, int64_t n) {
 
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
   const Isa isa = active_isa();
-  // Baton's int8 / int4 layouts have AVX-512 kernels only.
-  if (isa == Isa::kGeneric || (isa == Isa::kAvx2 && is_baton_weight_type(w.dtype()))) {
-    return matmul_generic(ctx, x, w, out);
-  }
+  if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   const Kernels kernels = choose_kernels(isa, n);

@@ -1,8 +1,8 @@
 #pragma once
 
 // Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
-// that read Q8_0 / Q4_0 weights in their GGUF layout and (AVX-512 only) Baton's int8 and int4
-// weights in theirs (core/dtype.h).
+// that read Q8_0 / Q4_0 weights in their GGUF layout and Baton's int8 and int4 weights in theirs
+// (core/dtype.h).
 //
 // Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
 // d = max|x| / 127, every block dot product is exact in int32, and d_w * d_x scales it in fp32.

@@ -1,4 +1,5 @@
-// AVX2: activation quantization and the Q8_0 / Q4_0 matmul for machines without AVX-512.
+// AVX2: activation quantization and the Q8_0 / Q4_0 / int8 / int4 matmul for machines without
+// AVX-512.
 //
 // One ymm holds one block. maddubs multiplies unsigned weight bytes by signed x bytes into
 // int16 pairs (no saturation: |w| <= 128 or nibbles <= 15, |x| <= 127), madd widens to int32,
@@ -8,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "backends/cpu/matmul/quantized.h"
 #include "backends/cpu/simd/simd_avx2.h"
@@ -24,44 +26,78 @@ inline int32_t hsum(__m256i v) {
   return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-template <bool kQ4, int kX, int kWr>
+template <DType kType>
+constexpr bool kNibbles =
+    kType == DType::kQ4_0 || kType == DType::kI4G32 || kType == DType::kI4G128;
+
+// Block b (32 elements) of the weight row at `row` as a maddubs operand: unsigned bytes (nibble
+// types: w + 8; signed types: |w|, with `sign` holding w so its sign can move onto x) and the
+// block's scale.
+struct WeightBlock {
+  __m256i u, sign;
+  float d;
+};
+
+template <DType kType>
+[[gnu::always_inline]] inline WeightBlock load_block(const std::byte* row, int64_t b) {
+  WeightBlock k{};
+  if constexpr (kType == DType::kQ4_0) {
+    const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+    k.u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+    k.d = _cvtsh_ss(block->d);
+  } else if constexpr (kType == DType::kQ8_0) {
+    const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
+    k.sign = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
+    k.u = _mm256_abs_epi8(k.sign);
+    k.d = _cvtsh_ss(block->d);
+  } else if constexpr (kType == DType::kI8Row) {
+    std::memcpy(&k.d, row, sizeof(k.d));
+    k.sign =
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + sizeof(float) + b * kQuantBlock));
+    k.u = _mm256_abs_epi8(k.sign);
+  } else {
+    // Block b is the low (even b) or high (odd b) nibbles of one 32-byte chunk.
+    constexpr int64_t kBlock = int4_block_size(kType);
+    const int64_t e = b * kQuantBlock;
+    const auto* scales =
+        reinterpret_cast<const uint16_t*>(row + e / kBlock * int4_block_bytes(kType));
+    const int64_t o = e % kBlock;
+    k.d = _cvtsh_ss(scales[o / int4_group_size(kType)]);
+    const __m256i q = _mm256_loadu_si256(
+        reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) + o / kInt4Chunk);
+    k.u =
+        _mm256_and_si256(o % kInt4Chunk == 0 ? q : _mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0f));
+  }
+  return k;
+}
+
+template <DType kType, int kX, int kWr>
 void tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& x, int64_t x0,
           float* out, int64_t m) {
-  constexpr size_t kBlockBytes = kQ4 ? sizeof(BlockQ4_0) : sizeof(BlockQ8_0);
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[kX][kWr];
   for (auto& row : acc) {
     for (__m256& a : row) a = _mm256_setzero_ps();
   }
   for (int64_t b = 0; b < x.blocks; ++b) {
-    __m256i u[kWr], sign[kWr];  // Q8_0 moves the sign of w onto x, as maddubs needs w >= 0
-    float dw[kWr];
+    WeightBlock wb[kWr];
     for (int j = 0; j < kWr; ++j) {
-      const std::byte* p = w + static_cast<size_t>(j0 + j) * w_stride + b * kBlockBytes;
-      if constexpr (kQ4) {
-        const auto* block = reinterpret_cast<const BlockQ4_0*>(p);
-        const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-        u[j] =
-            _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
-        dw[j] = _cvtsh_ss(block->d);
-      } else {
-        const auto* block = reinterpret_cast<const BlockQ8_0*>(p);
-        sign[j] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
-        u[j] = _mm256_abs_epi8(sign[j]);
-        dw[j] = _cvtsh_ss(block->d);
-      }
+      wb[j] = load_block<kType>(w + static_cast<size_t>(j0 + j) * w_stride, b);
     }
     for (int i = 0; i < kX; ++i) {
       const int64_t r = x0 + i;
       const __m256i xq =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs_row(r) + b * kQuantBlock));
       const float dx = x.d_row(r)[b];
-      const __m256i corr = _mm256_setr_epi32(kQ4 ? x.corr_row(r)[b] : 0, 0, 0, 0, 0, 0, 0, 0);
+      const __m256i corr =
+          _mm256_setr_epi32(kNibbles<kType> ? x.corr_row(r)[b] : 0, 0, 0, 0, 0, 0, 0, 0);
       for (int j = 0; j < kWr; ++j) {
-        const __m256i xs = kQ4 ? xq : _mm256_sign_epi8(xq, sign[j]);
-        __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(u[j], xs), ones);
-        if constexpr (kQ4) dot = _mm256_add_epi32(dot, corr);
-        acc[i][j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw[j] * dx), acc[i][j]);
+        const __m256i xs = kNibbles<kType> ? xq : _mm256_sign_epi8(xq, wb[j].sign);
+        __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wb[j].u, xs), ones);
+        if constexpr (kNibbles<kType>) dot = _mm256_add_epi32(dot, corr);
+        acc[i][j] =
+            _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(wb[j].d * dx), acc[i][j]);
       }
     }
   }
@@ -70,32 +106,32 @@ void tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& 
   }
 }
 
-template <bool kQ4, int kWr>
+template <DType kType, int kWr>
 void rows(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& x, float* out,
           int64_t m) {
   for (int64_t x0 = 0; x0 < x.n; x0 += kMaxX) {
     switch (std::min<int64_t>(kMaxX, x.n - x0)) {
       case 1:
-        tile<kQ4, 1, kWr>(w, w_stride, j0, x, x0, out, m);
+        tile<kType, 1, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       case 2:
-        tile<kQ4, 2, kWr>(w, w_stride, j0, x, x0, out, m);
+        tile<kType, 2, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       case 3:
-        tile<kQ4, 3, kWr>(w, w_stride, j0, x, x0, out, m);
+        tile<kType, 3, kWr>(w, w_stride, j0, x, x0, out, m);
         break;
       default:
-        tile<kQ4, 4, kWr>(w, w_stride, j0, x, x0, out, m);
+        tile<kType, 4, kWr>(w, w_stride, j0, x, x0, out, m);
     }
   }
 }
 
-template <bool kQ4>
+template <DType kType>
 void range(const std::byte* w, size_t w_stride, int64_t first, int64_t last, const QuantizedRows& x,
            float* out, int64_t m) {
   int64_t j = first;
-  for (; j + kW <= last; j += kW) rows<kQ4, kW>(w, w_stride, j, x, out, m);
-  for (; j < last; ++j) rows<kQ4, 1>(w, w_stride, j, x, out, m);
+  for (; j + kW <= last; j += kW) rows<kType, kW>(w, w_stride, j, x, out, m);
+  for (; j < last; ++j) rows<kType, 1>(w, w_stride, j, x, out, m);
 }
 
 }  // namespace
@@ -129,8 +165,18 @@ void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* 
 
 void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
             const QuantizedRows& x, float* out, int64_t m) {
-  if (dtype == DType::kQ4_0) return range<true>(w, w_stride, first, last, x, out, m);
-  range<false>(w, w_stride, first, last, x, out, m);
+  switch (dtype) {
+    case DType::kQ4_0:
+      return range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
+    case DType::kI8Row:
+      return range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
+    case DType::kI4G32:
+      return range<DType::kI4G32>(w, w_stride, first, last, x, out, m);
+    case DType::kI4G128:
+      return range<DType::kI4G128>(w, w_stride, first, last, x, out, m);
+    default:
+      return range<DType::kQ8_0>(w, w_stride, first, last, x, out, m);
+  }
 }
 
 }  // namespace baton::cpu::avx2

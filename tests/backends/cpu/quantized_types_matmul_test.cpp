@@ -34,7 +34,7 @@ bool quantizes_x(Isa isa, DType dtype) {
   if (isa == Isa::kGeneric) return false;
   const bool baton_int =
       dtype == DType::kI8Row || dtype == DType::kI4G32 || dtype == DType::kI4G128;
-  return traits(dtype).block_size == kQK_K || (isa == Isa::kAvx512 && baton_int);
+  return traits(dtype).block_size == kQK_K || baton_int;
 }
 
 // Checks out[r, j] against
