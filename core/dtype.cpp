@@ -174,7 +174,7 @@ bool is_baton_weight_type(DType dtype) {
 
 size_t row_bytes(DType dtype, int64_t row_length) {
   const DTypeTraits& t = traits(dtype);
-  return t.row_header_bytes + bytes_for_blocks(t, row_length);
+  return (row_length == 0 ? 0 : t.row_header_bytes) + bytes_for_blocks(t, row_length);
 }
 
 size_t bytes_for(DType dtype, int64_t count) {

@@ -69,7 +69,7 @@ std::string_view ggml_type_name(uint32_t ggml_type);
 // Bytes of `count` elements; `count` must be a multiple of the block size. Not for types with
 // row headers, whose size depends on the row length: use row_bytes.
 size_t bytes_for(DType dtype, int64_t count);
-// Bytes of one row of `row_length` elements, header included.
+// Bytes of one row of `row_length` elements, header included (an empty row has none).
 size_t row_bytes(DType dtype, int64_t row_length);
 bool is_quantized(DType dtype);
 // Baton's own weight types (kI8Row .. kF8Row).

@@ -118,8 +118,9 @@ void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
     default:
       throw Error(ErrorCategory::kUnsupported,
                   "cannot quantize to dtype " + std::string(to_string(dtype)) +
-                      " (supported: f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, "
-                      "q4_K, q5_K, q6_K)");
+                      " (supported: f32, f16, bf16, fp8_e4m3, q8_0, q4_0, q4_1, q5_0, q5_1, "
+                      "q2_K, q3_K, q4_K, q5_K, q6_K, int8, int4_g32, int4_g128, fp8, "
+                      "int8_scaled)");
   }
 }
 

@@ -26,6 +26,7 @@ float max_abs(const float* x, int64_t n) {
 // below several times faster; exact for the clamped range.
 inline float int4_code(float v) {
   constexpr float kRound = 12582912.0f;
+  if (std::isnan(v)) return 0.0f;
   return (std::clamp(v, -8.0f, 7.0f) + kRound) - kRound;
 }
 

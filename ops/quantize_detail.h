@@ -11,8 +11,9 @@ namespace baton::detail {
 // Throws Error(kInvalidArgument) unless n is a whole number of `block`-element blocks.
 void check_blocks(int64_t n, int64_t block, const char* type);
 
-// v rounded to the nearest integer (half to even) and clamped to [lo, hi].
+// v rounded to the nearest integer (half to even) and clamped to [lo, hi]; NaN counts as 0.
 inline int nearest(float v, int lo, int hi) {
+  if (std::isnan(v)) v = 0.0f;
   return std::clamp(static_cast<int>(std::nearbyint(std::clamp(v, -1e9f, 1e9f))), lo, hi);
 }
 

@@ -36,8 +36,7 @@ inline const float* fp16_table() {
 
 // decode(row, first, count, tmp) returns `count` floats of the row (from its first byte, any
 // header included) starting at element `first` (a multiple of kChunk), either in place or
-// written to `tmp`. Quantized rows are whole
-// blocks, so their decoders only see count == kChunk.
+// written to `tmp`. Quantized rows are whole blocks, so their decoders only see count == kChunk.
 struct F32Row {
   static const float* decode(const std::byte* row, int64_t first, int64_t, float*) {
     return reinterpret_cast<const float*>(row) + first;

@@ -14,7 +14,8 @@ struct GgmlBlockLayout {
   uint64_t row_header_bytes = 0;
 
   uint64_t row_bytes(int64_t row_length) const {
-    return row_header_bytes + static_cast<uint64_t>(row_length / block_size) * block_bytes;
+    return (row_length == 0 ? 0 : row_header_bytes) +
+           static_cast<uint64_t>(row_length / block_size) * block_bytes;
   }
 };
 

@@ -25,7 +25,7 @@ struct LLMOptions {
   int32_t max_seqs = 64;            // sequences per engine step
   bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
   // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8 (a scale
-  // per head row) or fp8 (e4m3)
+  // per head row, any head size; until 2026-12 "int8" meant q8_0) or fp8 (e4m3)
   std::string kv_cache_dtype = "f32";
 };
 

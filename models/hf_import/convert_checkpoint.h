@@ -3,7 +3,9 @@
 // `baton convert`: a Hugging Face Llama, Mistral, Qwen2 or Phi-3 checkpoint directory (config.json,
 // safetensors weights, SentencePiece tokenizer.model or byte-level BPE tokenizer.json) written
 // as a GGUF file that Baton and llama.cpp load, with the metadata, tensor names and q/k row
-// order llama.cpp's convert_hf_to_gguf.py writes.
+// order llama.cpp's convert_hf_to_gguf.py writes, except that a Mistral or Phi-3 sliding window
+// narrower than max_position_embeddings becomes the context length, and Phi-3 is written as
+// llama with its fused projections split.
 
 #include <cstdint>
 #include <filesystem>

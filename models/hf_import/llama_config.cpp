@@ -127,8 +127,11 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   c.context_length = r.positive("max_position_embeddings", c.context_length);
   // Mistral and Phi-3 attend only to the last sliding_window tokens. Baton attends to the whole
   // context, which is the same computation while the context is no longer than the window.
+  // (Qwen2 uses its sliding_window only with use_sliding_window, refused above.)
+  const bool windowed =
+      c.architecture == "MistralForCausalLM" || c.architecture == "Phi3ForCausalLM";
   if (const std::optional<int64_t> window = find_int(r.json(), "sliding_window", r.path());
-      window && *window > 0 && *window < c.context_length) {
+      windowed && window && *window > 0 && *window < c.context_length) {
     c.context_length = static_cast<int32_t>(*window);
   }
   if (c.architecture == "Phi3ForCausalLM") {

@@ -44,9 +44,8 @@ struct LlamaConfig {
 
 // Throws Error(kIo) when the file cannot be read; Error(kUnsupported) naming the architecture
 // (and the supported ones), a rope_scaling type other than linear or a partial rotary factor;
-// Error(kInvalidModel)
-// naming the key for a missing, mistyped or inconsistent value (heads that do not divide the
-// hidden size or each other, an odd head size).
+// Error(kInvalidModel) naming the key for a missing, mistyped or inconsistent value (heads that
+// do not divide the hidden size or each other, an odd head size).
 LlamaConfig read_llama_config(const std::filesystem::path& config_json);
 
 }  // namespace baton::hf

@@ -71,9 +71,10 @@ TEST_F(DemoModel, FirstTokenLogprobsMatchPyTorch) {
   }
 }
 
-// The f16, q8_0 and fp8 KV caches, end to end: each greedy token's log-probability stays close
-// to the f32 cache's along the f32 cache's own continuation (forced by prompt_tokens): within
-// 0.02 nats for f16 and q8_0 (8 significant bits or more), 0.1 for fp8 (4 bits).
+// The f16, bf16, q8_0, int8 and fp8 KV caches, end to end: each greedy token's log-probability
+// stays close to the f32 cache's along the f32 cache's own continuation (forced by
+// prompt_tokens): within 0.02 nats for the types with 8 significant bits or more, 0.1 for fp8
+// (4 bits).
 TEST(DemoModelKvCache, QuantizedCachesScoreTheContinuationAsF32Does) {
   const Reference ref = load_reference();
   GenerationParams params;
@@ -109,7 +110,7 @@ TEST(DemoModelKvCache, QuantizedCachesScoreTheContinuationAsF32Does) {
   };
   const std::vector<double> reference = scores("f32");
   const std::pair<std::string, double> kCaches[] = {
-      {"f16", 0.02}, {"q8_0", 0.02}, {"int8", 0.02}, {"fp8", 0.1}};
+      {"f16", 0.02}, {"bf16", 0.02}, {"q8_0", 0.02}, {"int8", 0.02}, {"fp8", 0.1}};
   for (const auto& [dtype, tolerance] : kCaches) {
     const std::vector<double> got = scores(dtype);
     double worst = 0;

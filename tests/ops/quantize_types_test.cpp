@@ -130,24 +130,34 @@ TEST(Quantize, Q5_0MapsTheSignedExtremeToMinusSixteen) {
   EXPECT_EQ(y[5], 0.0f);
 }
 
-TEST(Quantize, Int4StoresCodesInChunksOfLowThenHighNibbles) {
-  // Every group is the grid -8..7 times 0.5, so step 0.5 codes it exactly and code = i % 16.
+// Every group holds all 16 codes, in an order that differs per group, times its own step
+// (0.5 for group 0, 0.25 for group 1, ...), so step 2^-(g+1) codes it exactly: swapped nibble
+// halves, chunks or group scales would all show.
+TEST(Quantize, Int4StoresGroupScalesThenChunksOfLowThenHighNibbles) {
   for (DType dtype : {DType::kI4G32, DType::kI4G128}) {
-    std::vector<float> x(128);
-    for (int i = 0; i < 128; ++i) x[i] = 0.5f * static_cast<float>(i % 16 - 8);
+    SCOPED_TRACE(std::string(to_string(dtype)));
+    const int64_t group = dtype == DType::kI4G32 ? 32 : 128;
+    const auto code = [&](int64_t i) { return (i / 2 + 5 * (i / group)) % 16; };
+    const auto step = [&](int64_t i) { return std::ldexp(1.0f, -static_cast<int>(i / group) - 1); };
+    std::vector<float> x(256);
+    for (int64_t i = 0; i < 256; ++i) x[i] = step(i) * static_cast<float>(code(i) - 8);
     const Tensor t = quantized(dtype, x);
-    EXPECT_EQ(dequantized(t), x) << to_string(dtype);
+    EXPECT_EQ(dequantized(t), x);
     const auto* bytes = reinterpret_cast<const uint8_t*>(t.raw());
-    const int64_t groups = dtype == DType::kI4G32 ? 2 : 1;
-    for (int64_t b = 0; b < 128 / traits(dtype).block_size; ++b) {
-      const uint8_t* block = bytes + b * traits(dtype).block_bytes;
-      for (int64_t g = 0; g < groups; ++g) {
+    const int64_t block = traits(dtype).block_size, per_block = block / group;
+    for (int64_t b = 0; b < 256 / block; ++b) {
+      const uint8_t* p = bytes + b * traits(dtype).block_bytes;
+      for (int64_t g = 0; g < per_block; ++g) {
         uint16_t d;
-        std::memcpy(&d, block + 2 * g, 2);
-        EXPECT_EQ(fp16_to_fp32(d), 0.5f);
+        std::memcpy(&d, p + 2 * g, 2);
+        EXPECT_EQ(fp16_to_fp32(d), step(b * block + g * group)) << "block " << b << " group " << g;
       }
-      for (int j = 0; j < 32 * (traits(dtype).block_size / 64); ++j) {
-        EXPECT_EQ(block[2 * groups + j], (j % 16) | (j % 16) << 4) << to_string(dtype) << " " << j;
+      const uint8_t* quants = p + 2 * per_block;
+      for (int64_t e = 0; e < block; ++e) {
+        const int64_t chunk = e / 64, within = e % 64;
+        const uint8_t byte = quants[32 * chunk + within % 32];
+        const int nibble = within < 32 ? byte & 15 : byte >> 4;
+        ASSERT_EQ(nibble, code(b * block + e)) << "block " << b << " element " << e;
       }
     }
   }

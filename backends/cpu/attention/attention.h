@@ -49,8 +49,8 @@ Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads);
 
 struct Args {
   const float* q;  // [n, heads, head_dim]
-  const void*
-      k_cache;  // [n_blocks, block_size, kv_heads, head_dim] of f32, f16, bf16, q8_0, fp8 or int8
+  // [n_blocks, block_size, kv_heads, head_dim] of f32, f16, bf16, q8_0, fp8 or int8
+  const void* k_cache;
   const void* v_cache;
   DType cache_dtype;
   float* out;  // like q

@@ -34,7 +34,7 @@ namespace baton::cpu {
 // its elements follow the scale, and each output is multiplied by its row's scale at the end.
 template <typename Loader>
 constexpr bool kScaledRows = requires {
-  Loader::kScaledRows;
+  requires Loader::kScaledRows;
 };
 template <typename Simd, typename Loader, int kWRows, int kXRows>
 struct FloatGemv {

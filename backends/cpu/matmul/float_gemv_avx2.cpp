@@ -1,5 +1,6 @@
-// The float-weight GEMV at the AVX2 level: F16 widened with F16C, BF16 by a 16-bit shift, both
-// exact. AVX2 has no 16-bit masked load, so row tails go through a zero-padded copy.
+// The float-weight GEMV at the AVX2 level: F16 widened with F16C, BF16 by a 16-bit shift, FP8
+// E4M3 by moving its bits into fp32's fields, all exact (but for E4M3's NaN codes). AVX2 has no
+// 16-bit masked load, so row tails go through a zero-padded copy.
 
 #include <immintrin.h>
 

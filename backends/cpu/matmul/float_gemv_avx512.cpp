@@ -1,6 +1,7 @@
 // The float-weight GEMV at the AVX-512 level: F16 widened with vcvtph2ps, BF16 by a 16-bit
-// shift, FP8 E4M3 by moving its bits into fp32's fields, all exact, so every product is an fp32
-// FMA of the stored weight.
+// shift, FP8 E4M3 by moving its bits into fp32's fields, all exact (except E4M3's NaN codes,
+// which only NaN weights produce and which read as +-480), so every product is an fp32 FMA of
+// the stored weight.
 
 #include <immintrin.h>
 

@@ -62,6 +62,7 @@ template <DType kType, bool kTail>
 [[gnu::always_inline]] inline WeightPair load_pair(const std::byte* row, int64_t b) {
   WeightPair wp;
   wp.neg = 0;
+  wp.d = _mm512_setzero_ps();
   if constexpr (kType == DType::kQ4_0) {
     // [qs_b, qs_b, qs_b1, qs_b1] by 128-bit lanes; the high nibbles come from shifting the
     // second copy of each, so elements 0..31 of each block land in order.

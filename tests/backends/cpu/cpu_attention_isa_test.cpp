@@ -2,8 +2,8 @@
 // multiples of the query and KV tiles, head_dim 7, 64 and 128, MHA/GQA/MQA, several sequences
 // with scattered block tables, chunked prefill on a cache that already holds earlier tokens,
 // decode over contexts of 1 to 2000 positions (short, at and around the split length, long),
-// f32, f16, q8_0 and fp8 caches. run_cpu also checks that 1 and 2 threads agree bit for bit, which
-// holds because the work split depends only on the batch.
+// f32, f16, bf16, q8_0, fp8 and int8 caches. run_cpu also checks that 1 and 2 threads agree bit for
+// bit, which holds because the work split depends only on the batch.
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // CPU kv_write and attention against the reference on token-flattened batches: MHA, GQA and
 // MQA; prefill, decode and mixed batches of several sequences whose block tables are shuffled
-// (non-contiguous) and whose lengths differ; f32, f16, q8_0 and fp8 caches.
+// (non-contiguous) and whose lengths differ; f32, f16, bf16, q8_0, fp8 and int8 caches.
 
 #include <gtest/gtest.h>
 
@@ -58,10 +58,10 @@ TEST_P(CpuAttention, KvWriteAndAttentionMatchReference) {
     g.kv_write(k, v, cpu_k, cpu_v, batch);
     return g.attention(q, cpu_k, cpu_v, params);
   });
-  // The cache write is a copy (f32) or the same rounding (f16, q8_0, fp8): bit-identical.
+  // The cache write is a copy (f32) or the same encoder (the other types): bit-identical.
   expect_identical(cpu_k, ref_k);
   expect_identical(cpu_v, ref_v);
-  // f32 math on f32, f16, q8_0 or fp8-decoded K/V (both sides decode the same bytes): fp32 dots
+  // f32 math on f32 or decoded K/V (both sides decode the same bytes to the same floats): fp32 dots
   // over head_dim and an fp32 softmax with |v| < 1 (observed at most 1 ulp, 6e-8).
   expect_close(out, ref_out, 1e-5, 2e-6);
 }

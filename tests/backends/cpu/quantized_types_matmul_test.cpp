@@ -1,7 +1,6 @@
 // Matmul over Q4_1, Q5_0, Q5_1, the K-quants and Baton's own int8, int4 and fp8 types on every
-// CPU instruction-set path against the
-// dequantize-then-f64 reference, over decode (1, 3 rows of x) and prefill (17 rows) shapes whose
-// sizes are not multiples of the kernels' tiles.
+// CPU instruction-set path against the dequantize-then-f64 reference, over decode (1, 3 rows of
+// x) and prefill (17 rows) shapes whose sizes are not multiples of the kernels' tiles.
 
 #include <gtest/gtest.h>
 

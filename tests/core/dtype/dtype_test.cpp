@@ -41,6 +41,37 @@ TEST(DType, GgufWeightTypesHaveGgmlCodesBlockSizesAndNames) {
   EXPECT_THROW(bytes_for(DType::kQ4_K, 64), Error);
 }
 
+// Baton's own weight types: codes from 1001 that GGUF files may carry, blocks, and per-row
+// headers that make a row's size depend on its length. The KV-cache types 1000 and 1005 are
+// never read from files.
+TEST(DType, BatonWeightTypesHaveCodesBlocksAndRowHeaders) {
+  struct Expected {
+    DType dtype;
+    uint32_t code;
+    int64_t block;
+    size_t bytes, header;
+    const char* name;
+  };
+  for (const Expected& e : {Expected{DType::kI8Row, 1001, 32, 32, 4, "int8"},
+                            Expected{DType::kI4G32, 1002, 64, 36, 0, "int4_g32"},
+                            Expected{DType::kI4G128, 1003, 128, 66, 0, "int4_g128"},
+                            Expected{DType::kF8Row, 1004, 32, 32, 4, "fp8"}}) {
+    SCOPED_TRACE(e.name);
+    EXPECT_EQ(dtype_from_ggml_type(e.code), e.dtype);
+    EXPECT_EQ(ggml_type_name(e.code), e.name);
+    EXPECT_TRUE(is_baton_weight_type(e.dtype));
+    EXPECT_EQ(traits(e.dtype).block_size, e.block);
+    EXPECT_EQ(traits(e.dtype).block_bytes, e.bytes);
+    EXPECT_EQ(row_bytes(e.dtype, 2 * e.block), e.header + 2 * e.bytes);
+    EXPECT_EQ(row_bytes(e.dtype, 0), 0u);
+  }
+  EXPECT_THROW(bytes_for(DType::kI8Row, 64), Error);  // needs the row length
+  EXPECT_EQ(row_bytes(DType::kI8Scaled, 7), 11u);     // a scale per row of any length
+  EXPECT_FALSE(dtype_from_ggml_type(1000));
+  EXPECT_FALSE(dtype_from_ggml_type(1005));
+  EXPECT_FALSE(is_baton_weight_type(DType::kI8Scaled));
+}
+
 // Scales 1, 2, 3, 4, 17, 34, 51, 63 and mins 0, 1, 2, 3, 16, 33, 48, 62: the last four of each
 // need their top two bits from bytes 0..7.
 constexpr std::array<uint8_t, 12> kQ4KPacked = {0x41, 0x82, 0xC3, 0xC4, 0x40, 0x81,

@@ -197,7 +197,8 @@ TEST(ConvertCheckpoint, WritesLlamaMetadataAndOutTypes) {
 }
 
 // Phi-3 is written as GGUF llama with its fused projections split; its sliding window (128,
-// under max_position_embeddings 256) becomes the context length. Logits: ConvertedLogits.
+// under max_position_embeddings 256) becomes the context length, while a Qwen2's, unused
+// without use_sliding_window, does not. Logits: ConvertedLogits.
 TEST(ConvertCheckpoint, Phi3SplitsFusedProjectionsAndCapsTheContextAtItsWindow) {
   const TempDir dir("hf_phi3");
   const TinyHfLlama model(dir.path(), {.phi3 = true}, 5);
@@ -208,6 +209,17 @@ TEST(ConvertCheckpoint, Phi3SplitsFusedProjectionsAndCapsTheContextAtItsWindow) 
   EXPECT_EQ(file.get_int("llama.context_length"), 128);
   EXPECT_EQ(file.find_tensor("blk.0.attn_k.weight")->shape, (Shape{32, 64}));
   EXPECT_EQ(file.find_tensor("blk.1.ffn_up.weight")->shape, (Shape{96, 64}));
+
+  // Qwen2 uses its sliding_window only with use_sliding_window (refused): the context stays.
+  const TempDir qwen2_dir("hf_qwen2_window");
+  const TinyHfLlama qwen2(qwen2_dir.path(), {.qwen2 = true}, 6);
+  edit_config(qwen2_dir.path(), [](nlohmann::json& c) {
+    c["sliding_window"] = 64;
+    c["use_sliding_window"] = false;
+  });
+  const TempFile qwen2_out("qwen2_window.gguf");
+  convert_checkpoint(qwen2_dir.path(), qwen2_out.path(), {.out_type = DType::kF32});
+  EXPECT_EQ(gguf::GgufFile::open(qwen2_out.path()).get_int("qwen2.context_length"), 256);
 
   edit_config(dir.path(), [](nlohmann::json& c) { c["num_key_value_heads"] = 4; });
   expect_contains(convert_error(dir.path()),
