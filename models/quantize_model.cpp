@@ -97,7 +97,7 @@ std::vector<TensorQuantization> quantize_model(const std::filesystem::path& inpu
                                                const QuantizeOptions& options) {
   const gguf::GgufFile file = gguf::GgufFile::open(input);
   check_writable(output);
-  std::vector<TensorQuantization> plan = plan_quantization(file, preset);
+  std::vector<TensorQuantization> plan = plan_quantization(file, preset, options.pure);
 
   gguf::GgufWriter writer;
   bool any_block_quantized = false;

@@ -26,8 +26,9 @@ struct QuantizePreset {
   // The "_M" mixes (llama.cpp's llama_tensor_get_type for Q4_K_M and Q5_K_M): output.weight (or
   // token_embd.weight when the output projection is tied to it) in Q6_K, and attn_v.weight and
   // ffn_down.weight in Q6_K in the first and last eighth of the layers and every third layer in
-  // between (mixed_layer_gets_more_bits). Without it, every matrix gets `type`, as
-  // llama-quantize --pure does.
+  // between (mixed_layer_gets_more_bits). Without it, every matrix gets `type`, except that
+  // output.weight (or token_embd.weight when tied) gets Q6_K for the types under 8 bits, as
+  // llama-quantize does by default (output_gets_q6_k); `pure` plans leave that out too.
   bool mixed = false;
 };
 
@@ -59,15 +60,20 @@ struct TensorQuantization {
   uint64_t bytes_after = 0;
 };
 
+// Whether a plan for `preset` gives the output projection Q6_K (before fallbacks): every preset
+// whose matrices get fewer than 8 bits, unless the plan is pure (llama-quantize --pure).
+bool output_gets_q6_k(const QuantizePreset& preset, bool pure);
+
 // The per-tensor types for `file` under `preset`, in file order. Weight matrices (tensors of two
 // or more dimensions whose names end in ".weight") are quantized; a matrix already in its
 // target type is copied as it is. Throws Error(kUnsupported) naming the tensor when one is in a
 // type Baton cannot read (or, for a matrix, cannot decode to f32, such as i32).
 std::vector<TensorQuantization> plan_quantization(const gguf::GgufFile& file,
-                                                  const QuantizePreset& preset);
+                                                  const QuantizePreset& preset, bool pure = false);
 
 struct QuantizeOptions {
   int32_t threads = 0;  // OpenMP threads encoding rows; 0: OpenMP's default
+  bool pure = false;    // every matrix in the preset's type (see output_gets_q6_k)
   // Called after each tensor is written, with its index in the plan; on the calling thread.
   std::function<void(const TensorQuantization& tensor, size_t index, size_t count)> on_tensor;
 };

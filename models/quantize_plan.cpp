@@ -53,7 +53,8 @@ bool is_weight_matrix(const gguf::TensorInfo& info) {
 // matrices seen so far, as llama.cpp does, so the rule does not depend on parsing names.
 class MixedTypes {
  public:
-  MixedTypes(const gguf::GgufFile& file, const QuantizePreset& preset) : preset_(preset) {
+  MixedTypes(const gguf::GgufFile& file, const QuantizePreset& preset, bool pure)
+      : preset_(preset), output_q6_k_(output_gets_q6_k(preset, pure)) {
     for (const gguf::TensorInfo& info : file.tensors()) {
       n_attn_v_ += info.name.ends_with(".attn_v.weight");
       n_ffn_down_ += info.name.ends_with(".ffn_down.weight");
@@ -64,8 +65,8 @@ class MixedTypes {
   }
 
   DType type_for(const std::string& name) {
+    if (name == output_name_ && output_q6_k_) return DType::kQ6_K;
     if (!preset_.mixed) return preset_.type;
-    if (name == output_name_) return DType::kQ6_K;
     if (name.ends_with(".attn_v.weight")) return more_bits(i_attn_v_++, n_attn_v_);
     if (name.ends_with(".ffn_down.weight")) return more_bits(i_ffn_down_++, n_ffn_down_);
     return preset_.type;
@@ -77,6 +78,7 @@ class MixedTypes {
   }
 
   const QuantizePreset& preset_;
+  bool output_q6_k_;
   std::string output_name_;
   int n_attn_v_ = 0, n_ffn_down_ = 0;
   int i_attn_v_ = 0, i_ffn_down_ = 0;
@@ -139,9 +141,22 @@ DType fallback_type(DType wanted, int64_t row_length) {
   return fits(next) ? next : DType::kF16;
 }
 
+bool output_gets_q6_k(const QuantizePreset& preset, bool pure) {
+  if (preset.mixed) return true;
+  if (pure || !is_quantized(preset.type)) return false;
+  switch (preset.type) {
+    case DType::kQ8_0:
+    case DType::kI8Row:
+    case DType::kF8Row:
+      return false;
+    default:
+      return true;
+  }
+}
+
 std::vector<TensorQuantization> plan_quantization(const gguf::GgufFile& file,
-                                                  const QuantizePreset& preset) {
-  MixedTypes mix(file, preset);
+                                                  const QuantizePreset& preset, bool pure) {
+  MixedTypes mix(file, preset, pure);
   std::vector<TensorQuantization> plan;
   for (const gguf::TensorInfo& info : file.tensors()) {
     const std::optional<DType> from = dtype_from_ggml_type(info.ggml_type);

@@ -18,6 +18,7 @@ struct QuantizeFlags {
   std::string output;
   std::string type;
   int32_t threads = 0;
+  bool pure = false;
 };
 
 constexpr int kBarWidth = 30;
@@ -103,6 +104,9 @@ Action add_quantize_command(CLI::App& app) {
   cmd->add_option("--type", f->type, "target type: " + quantize_preset_names())->required();
   cmd->add_option("--threads", f->threads, "threads encoding rows (default: all cores)")
       ->check(CLI::NonNegativeNumber);
+  cmd->add_flag("--pure", f->pure,
+                "every matrix in --type, the output projection included (llama-quantize "
+                "--pure); by default it gets q6_k under 8-bit types");
 
   return [f] {
     const QuantizePreset* preset = find_quantize_preset(f->type);
@@ -115,6 +119,7 @@ Action add_quantize_command(CLI::App& app) {
     const std::vector<TensorQuantization> plan = quantize_model(
         f->input, f->output, *preset,
         {.threads = f->threads,
+         .pure = f->pure,
          .on_tensor = [&progress](const TensorQuantization& t, size_t index, size_t count) {
            progress.update(t, index, count);
          }});

@@ -149,6 +149,25 @@ TEST(QuantizeModel, Q5KMUsesQ5KAsItsBaseAndTiedEmbeddingsGetTheOutputType) {
   EXPECT_EQ(type_of(file, "blk.0.attn_q.bias"), DType::kF32);
 }
 
+// As llama-quantize without --pure: the output projection gets Q6_K under the types of fewer
+// than 8 bits (Q8_0 where its rows are not whole super-blocks), the embeddings keep the type.
+TEST(QuantizeModel, OutputProjectionGetsQ6KUnlessPureOrEightBits) {
+  TempFile in("output_f32.gguf"), out("output_q.gguf");
+  write_synth_f32(in.path(), 2);
+  const auto output_type = [&](const char* name, bool pure) {
+    quantize_model(in.path(), out.path(), preset(name), {.pure = pure});
+    const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+    EXPECT_EQ(type_of(file, "token_embd.weight"), preset(name).type) << name;
+    return type_of(file, "output.weight");
+  };
+  EXPECT_EQ(output_type("q4_0", false), DType::kQ6_K);
+  EXPECT_EQ(output_type("int4_g32", false), DType::kQ6_K);
+  EXPECT_EQ(output_type("q4_0", true), DType::kQ4_0);
+  EXPECT_EQ(output_type("q8_0", false), DType::kQ8_0);
+  EXPECT_EQ(output_type("int8", false), DType::kI8Row);
+  EXPECT_EQ(output_type("f16", false), DType::kF16);
+}
+
 class QuantizedToEachPreset : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QuantizedToEachPreset, LoadsAndGenerates) {
