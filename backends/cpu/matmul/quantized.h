@@ -2,7 +2,8 @@
 
 // Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
 // that read Q8_0 / Q4_0 weights in their GGUF layout and Baton's int8 and int4 weights in theirs
-// (core/dtype.h).
+// (core/dtype.h), and Q5_0, the type K-quant files fall back to for rows that are not whole
+// super-blocks.
 //
 // Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
 // d = max|x| / 127, every block dot product is exact in int32, and d_w * d_x scales it in fp32.
@@ -26,11 +27,20 @@ constexpr int64_t kGemvMaxRows = 8;
 constexpr int64_t kGemvChunk = 16;
 static_assert(kQuantBlock == kQK8_0 && kQuantBlock == kQK4_0);
 
-// The kernels multiply x by weights shifted to unsigned bytes (Q4_0 and int4 nibbles are w + 8;
-// the AVX-512 GEMM packs Q8_0 and int8 as w + 128), so each block's dot carries
-// offset * sum(x quants), which `corr` cancels.
+// The kernels multiply x by weights shifted to unsigned bytes (Q4_0 and int4 nibbles are w + 8,
+// Q5_0 codes w + 16; the AVX-512 GEMM packs Q8_0 and int8 as w + 128), so each block's dot
+// carries offset * sum(x quants), which `corr` cancels.
 inline int32_t weight_offset(DType dtype) {
-  return dtype == DType::kQ4_0 || dtype == DType::kI4G32 || dtype == DType::kI4G128 ? 8 : 128;
+  switch (dtype) {
+    case DType::kQ4_0:
+    case DType::kI4G32:
+    case DType::kI4G128:
+      return 8;
+    case DType::kQ5_0:
+      return 16;
+    default:
+      return 128;
+  }
 }
 
 // n rows of x, quantized: quants [n][k], and per block its scale and -offset * sum(quants).

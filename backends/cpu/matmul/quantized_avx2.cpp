@@ -1,8 +1,8 @@
-// AVX2: activation quantization and the Q8_0 / Q4_0 / int8 / int4 matmul for machines without
-// AVX-512.
+// AVX2: activation quantization and the Q8_0 / Q4_0 / Q5_0 / int8 / int4 matmul for machines
+// without AVX-512.
 //
 // One ymm holds one block. maddubs multiplies unsigned weight bytes by signed x bytes into
-// int16 pairs (no saturation: |w| <= 128 or nibbles <= 15, |x| <= 127), madd widens to int32,
+// int16 pairs (no saturation: |w| <= 128 or codes <= 31, |x| <= 127), madd widens to int32,
 // and the 8 lanes are scaled by d_w * d_x and summed horizontally once per output. A tile of kX
 // x rows by kW weight rows reuses each loaded block across x rows.
 
@@ -26,9 +26,10 @@ inline int32_t hsum(__m256i v) {
   return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
+// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16) rather than signed bytes.
 template <DType kType>
-constexpr bool kNibbles =
-    kType == DType::kQ4_0 || kType == DType::kI4G32 || kType == DType::kI4G128;
+constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
+                          kType == DType::kI4G32 || kType == DType::kI4G128;
 
 // Block b (32 elements) of the weight row at `row` as a maddubs operand: unsigned bytes (nibble
 // types: w + 8; signed types: |w|, with `sign` holding w so its sign can move onto x) and the
@@ -45,6 +46,21 @@ template <DType kType>
     const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
     const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
     k.u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+    k.d = _cvtsh_ss(block->d);
+  } else if constexpr (kType == DType::kQ5_0) {
+    const auto* block = reinterpret_cast<const BlockQ5_0*>(row) + b;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+    int32_t high = 0;  // bit i: the fifth bit of element i
+    std::memcpy(&high, block->qh, sizeof(high));
+    // Byte i of the vector takes byte i / 8 of qh, then keeps bit i % 8: 0xff where it is set.
+    const __m256i spread = _mm256_shuffle_epi8(
+        _mm256_set1_epi32(high),
+        _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+    const __m256i fifth = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+    k.u = _mm256_or_si256(
+        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f)),
+        _mm256_and_si256(fifth, _mm256_set1_epi8(16)));
     k.d = _cvtsh_ss(block->d);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
@@ -168,6 +184,8 @@ void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int
   switch (dtype) {
     case DType::kQ4_0:
       return range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
+    case DType::kQ5_0:
+      return range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
     case DType::kI8Row:
       return range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
     case DType::kI4G32:

@@ -1,4 +1,5 @@
-// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 weights and Baton's int8 / int4 weights.
+// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 / Q5_0 weights and Baton's int8 / int4
+// weights.
 //
 // Prefill is bound by arithmetic, so each weight block should feed many rows of x. A panel of
 // kGemmPanel weight rows is packed to a transient, thread-local buffer (the weights themselves
@@ -41,8 +42,8 @@ struct Panel {
 };
 
 // Block b (32 elements) of the weight row at `row` as unsigned quants and their scale. Q4_0 and
-// int4 nibbles are w + 8; Q8_0 and int8 quants are stored as w + 128. x's corr cancels the
-// offset.
+// int4 nibbles are w + 8, Q5_0 codes w + 16; Q8_0 and int8 quants are stored as w + 128. x's
+// corr cancels the offset.
 template <DType kType>
 [[gnu::always_inline]] inline __m256i unsigned_block(const std::byte* row, int64_t b,
                                                      float& scale) {
@@ -51,6 +52,15 @@ template <DType kType>
     const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
     scale = _cvtsh_ss(block->d);
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+  } else if constexpr (kType == DType::kQ5_0) {
+    const auto* block = reinterpret_cast<const BlockQ5_0*>(row) + b;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+    uint32_t high = 0;  // bit i: the fifth bit of element i
+    std::memcpy(&high, block->qh, sizeof(high));
+    scale = _cvtsh_ss(block->d);
+    const __m256i nibbles =
+        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+    return _mm256_mask_add_epi8(nibbles, high, nibbles, _mm256_set1_epi8(16));
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
     scale = _cvtsh_ss(block->d);
@@ -167,6 +177,9 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
     switch (dtype) {
       case DType::kQ4_0:
         pack_panel<DType::kQ4_0>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kQ5_0:
+        pack_panel<DType::kQ5_0>(wj, w_stride, cols, nb, panel);
         break;
       case DType::kI8Row:
         pack_panel<DType::kI8Row>(wj, w_stride, cols, nb, panel);

@@ -1,4 +1,4 @@
-// AVX-512 VNNI: activation quantization and the decode GEMV over Q8_0 / Q4_0 weights and
+// AVX-512 VNNI: activation quantization and the decode GEMV over Q8_0 / Q4_0 / Q5_0 weights and
 // Baton's int8 (per row) and int4 (groups of 32 or 128) weights.
 //
 // Decode is bound by reading the weights, so each weight byte is loaded once and used for every
@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 
 #include "backends/cpu/matmul/quantized.h"
 
@@ -26,10 +27,10 @@ constexpr int kMaxX = 4;  // x rows per tile
 // measured ~15-20% faster than leaving it to the hardware prefetcher.
 constexpr int kPrefetchBytes = 1024;
 
-// Weights whose quants are 4-bit codes (w + 8) rather than signed bytes.
+// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16) rather than signed bytes.
 template <DType kType>
-constexpr bool kNibbles =
-    kType == DType::kQ4_0 || kType == DType::kI4G32 || kType == DType::kI4G128;
+constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
+                          kType == DType::kI4G32 || kType == DType::kI4G128;
 
 // One or two weight blocks as an unsigned vpdpbusd operand with lane-wise scales; `tail` means
 // only block b exists, and its partner lanes read as zero.
@@ -63,10 +64,12 @@ template <DType kType, bool kTail>
   WeightPair wp;
   wp.neg = 0;
   wp.d = _mm512_setzero_ps();
-  if constexpr (kType == DType::kQ4_0) {
+  if constexpr (kType == DType::kQ4_0 || kType == DType::kQ5_0) {
     // [qs_b, qs_b, qs_b1, qs_b1] by 128-bit lanes; the high nibbles come from shifting the
-    // second copy of each, so elements 0..31 of each block land in order.
-    const auto* blk = reinterpret_cast<const BlockQ4_0*>(row) + b;
+    // second copy of each, so elements 0..31 of each block land in order. Q5_0's fifth bits
+    // (bit i of qh for element i) then serve as lane masks.
+    using Block = std::conditional_t<kType == DType::kQ4_0, BlockQ4_0, BlockQ5_0>;
+    const auto* blk = reinterpret_cast<const Block*>(row) + b;
     const __m256i q0 =
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs)));
     __m256i q1 = _mm256_setzero_si256();
@@ -77,6 +80,13 @@ template <DType kType, bool kTail>
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     q = _mm512_mask_srli_epi16(q, 0xff00ff00, q, 4);
     wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
+    if constexpr (kType == DType::kQ5_0) {
+      uint32_t high0 = 0, high1 = 0;
+      std::memcpy(&high0, blk->qh, sizeof(high0));
+      if constexpr (!kTail) std::memcpy(&high1, blk[1].qh, sizeof(high1));
+      const __mmask64 high = static_cast<__mmask64>(high1) << 32 | high0;
+      wp.u8 = _mm512_mask_add_epi8(wp.u8, high, wp.u8, _mm512_set1_epi8(16));
+    }
     wp.d = pair_scales(blk->d, kTail ? 0 : blk[1].d);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
@@ -123,6 +133,7 @@ template <DType kType, bool kTail, int kX, int kWr>
   // Bytes of one 32-element block, for the prefetch distance along the row.
   constexpr size_t kBlockBytes =
       kType == DType::kQ4_0    ? sizeof(BlockQ4_0)
+      : kType == DType::kQ5_0  ? sizeof(BlockQ5_0)
       : kType == DType::kQ8_0  ? sizeof(BlockQ8_0)
       : kType == DType::kI8Row ? kQuantBlock
                                : int4_block_bytes(kType) * kQuantBlock / int4_block_size(kType);
@@ -186,7 +197,8 @@ void gemv_tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedR
 
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) gemv_step<kType, false>(rows, b, x, x0, acc);
-  if constexpr (!kNibbles<kType> || kType == DType::kQ4_0) {
+  // int4 rows are whole chunks of 64, so only the 32-element block types can end in a tail.
+  if constexpr (!kNibbles<kType> || kType == DType::kQ4_0 || kType == DType::kQ5_0) {
     if (b < nb) gemv_step<kType, true>(rows, b, x, x0, acc);
   }
   for (int i = 0; i < kX; ++i) {
@@ -252,6 +264,8 @@ void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
   switch (dtype) {
     case DType::kQ4_0:
       return gemv_range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
+    case DType::kQ5_0:
+      return gemv_range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
     case DType::kI8Row:
       return gemv_range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
     case DType::kI4G32:

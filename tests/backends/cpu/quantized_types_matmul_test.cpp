@@ -31,9 +31,9 @@ constexpr int64_t kBlock = testing::kActivationBlock;
 // weights to fp32 (or run the generic kernel) at every level.
 bool quantizes_x(Isa isa, DType dtype) {
   if (isa == Isa::kGeneric) return false;
-  const bool baton_int =
-      dtype == DType::kI8Row || dtype == DType::kI4G32 || dtype == DType::kI4G128;
-  return traits(dtype).block_size == kQK_K || baton_int;
+  const bool int8_kernels = dtype == DType::kQ5_0 || dtype == DType::kI8Row ||
+                            dtype == DType::kI4G32 || dtype == DType::kI4G128;
+  return traits(dtype).block_size == kQK_K || int8_kernels;
 }
 
 // Checks out[r, j] against
