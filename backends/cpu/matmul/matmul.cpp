@@ -35,15 +35,14 @@ void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& 
   switch (w.dtype()) {
     case DType::kQ8_0:
     case DType::kQ4_0:
-    case DType::kQ5_0:  // what K-quant files fall back to for rows that are not whole 256s
+    // Q4_1, Q5_0, Q5_1: what K-quant files fall back to for rows that are not whole 256s.
+    case DType::kQ4_1:
+    case DType::kQ5_0:
+    case DType::kQ5_1:
     case DType::kI8Row:
     case DType::kI4G32:
     case DType::kI4G128:
       return matmul_quantized(ctx, x, w, out);
-    // Rarely downloaded types: the portable kernel, which decodes each weight chunk to f32.
-    case DType::kQ4_1:
-    case DType::kQ5_1:
-      return matmul_generic(ctx, x, w, out);
     default:
       if (is_kquant(w.dtype())) return matmul_kquant(ctx, x, w, out);
       return matmul_float(ctx, x, w, out);
@@ -69,11 +68,11 @@ std::string describe_matmul_paths(bool prepacked) {
       kquant = quantized;
       break;
   }
-  return describe_float_matmul_paths(prepacked) + "q8_0, q4_0, q5_0 weights: " + quantized +
+  return describe_float_matmul_paths(prepacked) +
+         "q8_0, q4_0, q4_1, q5_0, q5_1 weights: " + quantized +
          ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + quantized +
          ", on the file's rows in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
-         ", on the file's super-blocks in place\n" +
-         "q4_1, q5_1 weights: generic kernel, weights dequantized to f32 (every ISA level)\n";
+         ", on the file's super-blocks in place\n";
 }
 
 }  // namespace baton::cpu

@@ -2,8 +2,8 @@
 
 // Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
 // that read Q8_0 / Q4_0 weights in their GGUF layout and Baton's int8 and int4 weights in theirs
-// (core/dtype.h), and Q5_0, the type K-quant files fall back to for rows that are not whole
-// super-blocks.
+// (core/dtype.h), and Q4_1 / Q5_0 / Q5_1, the types K-quant files fall back to for rows that are
+// not whole super-blocks.
 //
 // Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
 // d = max|x| / 127, every block dot product is exact in int32, and d_w * d_x scales it in fp32.
@@ -29,9 +29,17 @@ static_assert(kQuantBlock == kQK8_0 && kQuantBlock == kQK4_0);
 
 // The kernels multiply x by weights shifted to unsigned bytes (Q4_0 and int4 nibbles are w + 8,
 // Q5_0 codes w + 16; the AVX-512 GEMM packs Q8_0 and int8 as w + 128), so each block's dot
-// carries offset * sum(x quants), which `corr` cancels.
+// carries offset * sum(x quants), which `corr` cancels. Q4_1 / Q5_1 (value d * q + m) have no
+// offset; their offset of -1 makes `corr` the plain sum of x quants, which their minimum term,
+// m * d_x * sum, needs.
+inline bool has_block_minimum(DType dtype) {
+  return dtype == DType::kQ4_1 || dtype == DType::kQ5_1;
+}
 inline int32_t weight_offset(DType dtype) {
   switch (dtype) {
+    case DType::kQ4_1:
+    case DType::kQ5_1:
+      return -1;
     case DType::kQ4_0:
     case DType::kI4G32:
     case DType::kI4G128:

@@ -1,4 +1,4 @@
-// AVX2: activation quantization and the Q8_0 / Q4_0 / Q5_0 / int8 / int4 matmul for machines
+// AVX2: activation quantization and the Q8_0 / Q4_x / Q5_x / int8 / int4 matmul for machines
 // without AVX-512.
 //
 // One ymm holds one block. maddubs multiplies unsigned weight bytes by signed x bytes into
@@ -26,42 +26,63 @@ inline int32_t hsum(__m256i v) {
   return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16) rather than signed bytes.
+// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16; Q4_1 / Q5_1's q of d * q + m)
+// rather than signed bytes.
+template <DType kType>
+constexpr bool kWithMinimum = kType == DType::kQ4_1 || kType == DType::kQ5_1;
 template <DType kType>
 constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
-                          kType == DType::kI4G32 || kType == DType::kI4G128;
+                          kType == DType::kI4G32 || kType == DType::kI4G128 || kWithMinimum<kType>;
 
 // Block b (32 elements) of the weight row at `row` as a maddubs operand: unsigned bytes (nibble
 // types: w + 8; signed types: |w|, with `sign` holding w so its sign can move onto x) and the
 // block's scale.
 struct WeightBlock {
   __m256i u, sign;
-  float d;
+  float d, m;  // scale, and Q4_1 / Q5_1's minimum
 };
+
+// The fifth bits of a Q5 block's 32 codes (bit i of qh for element i) as 16 in each byte.
+inline __m256i fifth_bits(const uint8_t (&qh)[4]) {
+  int32_t high = 0;
+  std::memcpy(&high, qh, sizeof(high));
+  // Byte i of the vector takes byte i / 8 of qh, then keeps bit i % 8: 0xff where it is set.
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(high),
+      _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit),
+                          _mm256_set1_epi8(16));
+}
+
+// A legacy block's 32 nibbles in element order (element i < 16 low nibble of qs[i], element
+// i + 16 its high nibble).
+inline __m256i legacy_nibbles(const uint8_t (&qs)[16]) {
+  const __m128i q = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(0x0f));
+}
 
 template <DType kType>
 [[gnu::always_inline]] inline WeightBlock load_block(const std::byte* row, int64_t b) {
   WeightBlock k{};
   if constexpr (kType == DType::kQ4_0) {
     const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-    k.u = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+    k.u = legacy_nibbles(block->qs);
     k.d = _cvtsh_ss(block->d);
   } else if constexpr (kType == DType::kQ5_0) {
     const auto* block = reinterpret_cast<const BlockQ5_0*>(row) + b;
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-    int32_t high = 0;  // bit i: the fifth bit of element i
-    std::memcpy(&high, block->qh, sizeof(high));
-    // Byte i of the vector takes byte i / 8 of qh, then keeps bit i % 8: 0xff where it is set.
-    const __m256i spread = _mm256_shuffle_epi8(
-        _mm256_set1_epi32(high),
-        _mm256_setr_epi64x(0, 0x0101010101010101, 0x0202020202020202, 0x0303030303030303));
-    const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
-    const __m256i fifth = _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
-    k.u = _mm256_or_si256(
-        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f)),
-        _mm256_and_si256(fifth, _mm256_set1_epi8(16)));
+    k.u = _mm256_or_si256(legacy_nibbles(block->qs), fifth_bits(block->qh));
     k.d = _cvtsh_ss(block->d);
+  } else if constexpr (kType == DType::kQ4_1) {
+    const auto* block = reinterpret_cast<const BlockQ4_1*>(row) + b;
+    k.u = legacy_nibbles(block->qs);
+    k.d = _cvtsh_ss(block->d);
+    k.m = _cvtsh_ss(block->m);
+  } else if constexpr (kType == DType::kQ5_1) {
+    const auto* block = reinterpret_cast<const BlockQ5_1*>(row) + b;
+    k.u = _mm256_or_si256(legacy_nibbles(block->qs), fifth_bits(block->qh));
+    k.d = _cvtsh_ss(block->d);
+    k.m = _cvtsh_ss(block->m);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
     k.sign = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
@@ -106,14 +127,19 @@ void tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& 
       const __m256i xq =
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs_row(r) + b * kQuantBlock));
       const float dx = x.d_row(r)[b];
-      const __m256i corr =
-          _mm256_setr_epi32(kNibbles<kType> ? x.corr_row(r)[b] : 0, 0, 0, 0, 0, 0, 0, 0);
+      // Q4_1 / Q5_1: corr is the sum of x's quants, for the minimum term m * d_x * sum.
+      const int32_t c = kNibbles<kType> ? x.corr_row(r)[b] : 0;
+      const __m256i corr = _mm256_setr_epi32(kWithMinimum<kType> ? 0 : c, 0, 0, 0, 0, 0, 0, 0);
       for (int j = 0; j < kWr; ++j) {
         const __m256i xs = kNibbles<kType> ? xq : _mm256_sign_epi8(xq, wb[j].sign);
         __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wb[j].u, xs), ones);
         if constexpr (kNibbles<kType>) dot = _mm256_add_epi32(dot, corr);
         acc[i][j] =
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(wb[j].d * dx), acc[i][j]);
+        if constexpr (kWithMinimum<kType>) {
+          acc[i][j] = _mm256_add_ps(
+              acc[i][j], _mm256_setr_ps(wb[j].m * dx * static_cast<float>(c), 0, 0, 0, 0, 0, 0, 0));
+        }
       }
     }
   }
@@ -186,6 +212,10 @@ void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int
       return range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
     case DType::kQ5_0:
       return range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
+    case DType::kQ4_1:
+      return range<DType::kQ4_1>(w, w_stride, first, last, x, out, m);
+    case DType::kQ5_1:
+      return range<DType::kQ5_1>(w, w_stride, first, last, x, out, m);
     case DType::kI8Row:
       return range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
     case DType::kI4G32:

@@ -1,4 +1,4 @@
-// AVX-512 VNNI: the prefill GEMM over Q8_0 / Q4_0 / Q5_0 weights and Baton's int8 / int4
+// AVX-512 VNNI: the prefill GEMM over Q8_0 and the Q4 / Q5 weights and Baton's int8 / int4
 // weights.
 //
 // Prefill is bound by arithmetic, so each weight block should feed many rows of x. A panel of
@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/matmul/quantized.h"
@@ -39,15 +40,32 @@ struct ScalePair {
 struct Panel {
   std::vector<QuantPair> q;  // per block, kGroups of 4 unsigned quants per column
   std::vector<ScalePair> d;  // per block, the weight scales
+  std::vector<ScalePair> m;  // per block, Q4_1 / Q5_1's minimums (zero for the other types)
 };
 
-// Block b (32 elements) of the weight row at `row` as unsigned quants and their scale. Q4_0 and
-// int4 nibbles are w + 8, Q5_0 codes w + 16; Q8_0 and int8 quants are stored as w + 128. x's
-// corr cancels the offset.
+// Block b (32 elements) of the weight row at `row` as unsigned quants, their scale and minimum.
+// Q4_0 and int4 nibbles are w + 8, Q5_0 codes w + 16; Q8_0 and int8 quants are stored as
+// w + 128; x's corr cancels the offset. Q4_1 / Q5_1 codes are q of d * q + m.
 template <DType kType>
-[[gnu::always_inline]] inline __m256i unsigned_block(const std::byte* row, int64_t b,
-                                                     float& scale) {
-  if constexpr (kType == DType::kQ4_0) {
+[[gnu::always_inline]] inline __m256i unsigned_block(const std::byte* row, int64_t b, float& scale,
+                                                     float& minimum) {
+  minimum = 0.0f;
+  if constexpr (kType == DType::kQ4_1 || kType == DType::kQ5_1) {
+    using Block = std::conditional_t<kType == DType::kQ4_1, BlockQ4_1, BlockQ5_1>;
+    const auto* block = reinterpret_cast<const Block*>(row) + b;
+    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
+    scale = _cvtsh_ss(block->d);
+    minimum = _cvtsh_ss(block->m);
+    const __m256i nibbles =
+        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
+    if constexpr (kType == DType::kQ4_1) {
+      return nibbles;
+    } else {
+      uint32_t high = 0;  // bit i: the fifth bit of element i
+      std::memcpy(&high, block->qh, sizeof(high));
+      return _mm256_mask_add_epi8(nibbles, high, nibbles, _mm256_set1_epi8(16));
+    }
+  } else if constexpr (kType == DType::kQ4_0) {
     const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
     const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
     scale = _cvtsh_ss(block->d);
@@ -92,11 +110,13 @@ template <DType kType>
 void pack_panel(const std::byte* w, size_t w_stride, int rows, int64_t nb, Panel& panel) {
   for (int64_t b = 0; b < nb; ++b) {
     alignas(64) uint32_t quants[kGemmPanel][kGroups];
-    alignas(64) float scales[kGemmPanel];
+    alignas(64) float scales[kGemmPanel], minimums[kGemmPanel];
     for (int j = 0; j < kGemmPanel; ++j) {
       __m256i u = _mm256_setzero_si256();
-      scales[j] = 0.0f;
-      if (j < rows) u = unsigned_block<kType>(w + static_cast<size_t>(j) * w_stride, b, scales[j]);
+      scales[j] = minimums[j] = 0.0f;
+      if (j < rows) {
+        u = unsigned_block<kType>(w + static_cast<size_t>(j) * w_stride, b, scales[j], minimums[j]);
+      }
       _mm256_store_si256(reinterpret_cast<__m256i*>(quants[j]), u);
     }
     auto* dst = reinterpret_cast<uint32_t*>(panel.q.data() + b * kGroups);
@@ -104,11 +124,13 @@ void pack_panel(const std::byte* w, size_t w_stride, int rows, int64_t nb, Panel
       for (int j = 0; j < kGemmPanel; ++j) dst[g * kGemmPanel + j] = quants[j][g];
     }
     panel.d[b] = {_mm512_load_ps(scales), _mm512_load_ps(scales + 16)};
+    panel.m[b] = {_mm512_load_ps(minimums), _mm512_load_ps(minimums + 16)};
   }
 }
 
-// out[(r0 + r) * m + j0 + c] for r < kRows, c < cols.
-template <int kRows>
+// out[(r0 + r) * m + j0 + c] for r < kRows, c < cols. With kMinimum (Q4_1 / Q5_1) x's corr is
+// the sum of its quants, which scales the weights' minimums instead of entering the dot.
+template <int kRows, bool kMinimum>
 void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* out, int64_t m,
                int64_t j0, int cols) {
   const int64_t nb = x.blocks, k = x.k;
@@ -121,7 +143,9 @@ void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* ou
   for (int64_t b = 0; b < nb; ++b) {
     __m512i dot[kRows][2];
 #pragma GCC unroll 8
-    for (int r = 0; r < kRows; ++r) dot[r][0] = dot[r][1] = _mm512_set1_epi32(xc[r * nb + b]);
+    for (int r = 0; r < kRows; ++r) {
+      dot[r][0] = dot[r][1] = _mm512_set1_epi32(kMinimum ? 0 : xc[r * nb + b]);
+    }
     const QuantPair* q = panel.q.data() + b * kGroups;
 #pragma GCC unroll 8
     for (int g = 0; g < kGroups; ++g) {
@@ -141,6 +165,11 @@ void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* ou
       const __m512 dx = _mm512_set1_ps(xd[r * nb + b]);
       acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0]), _mm512_mul_ps(d0, dx), acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(d1, dx), acc[r][1]);
+      if constexpr (kMinimum) {
+        const __m512 sum = _mm512_mul_ps(dx, _mm512_set1_ps(static_cast<float>(xc[r * nb + b])));
+        acc[r][0] = _mm512_fmadd_ps(panel.m[b].lo, sum, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_ps(panel.m[b].hi, sum, acc[r][1]);
+      }
     }
   }
   const __mmask16 m0 = cols >= 16 ? 0xffff : (1u << cols) - 1;
@@ -152,12 +181,22 @@ void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* ou
   }
 }
 
-template <int kRows>
+template <int kRows, bool kMinimum>
 void gemm_tail(int rows, const QuantizedRows& x, int64_t r0, const Panel& panel, float* out,
                int64_t m, int64_t j0, int cols) {
   if constexpr (kRows > 0) {
-    if (rows == kRows) return gemm_tile<kRows>(x, r0, panel, out, m, j0, cols);
-    gemm_tail<kRows - 1>(rows, x, r0, panel, out, m, j0, cols);
+    if (rows == kRows) return gemm_tile<kRows, kMinimum>(x, r0, panel, out, m, j0, cols);
+    gemm_tail<kRows - 1, kMinimum>(rows, x, r0, panel, out, m, j0, cols);
+  }
+}
+
+template <bool kMinimum>
+void gemm_rows(const QuantizedRows& x, const Panel& panel, float* out, int64_t m, int64_t j0,
+               int cols) {
+  int64_t r0 = 0;
+  for (; r0 + kR <= x.n; r0 += kR) gemm_tile<kR, kMinimum>(x, r0, panel, out, m, j0, cols);
+  if (r0 < x.n) {
+    gemm_tail<kR - 1, kMinimum>(static_cast<int>(x.n - r0), x, r0, panel, out, m, j0, cols);
   }
 }
 
@@ -170,6 +209,7 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
   if (panel.q.size() < static_cast<size_t>(nb * kGroups)) {
     panel.q.resize(nb * kGroups);
     panel.d.resize(nb);
+    panel.m.resize(nb);
   }
   for (int64_t j0 = first; j0 < last; j0 += kGemmPanel) {
     const int cols = static_cast<int>(std::min<int64_t>(kGemmPanel, last - j0));
@@ -180,6 +220,12 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
         break;
       case DType::kQ5_0:
         pack_panel<DType::kQ5_0>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kQ4_1:
+        pack_panel<DType::kQ4_1>(wj, w_stride, cols, nb, panel);
+        break;
+      case DType::kQ5_1:
+        pack_panel<DType::kQ5_1>(wj, w_stride, cols, nb, panel);
         break;
       case DType::kI8Row:
         pack_panel<DType::kI8Row>(wj, w_stride, cols, nb, panel);
@@ -193,9 +239,11 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
       default:
         pack_panel<DType::kQ8_0>(wj, w_stride, cols, nb, panel);
     }
-    int64_t r0 = 0;
-    for (; r0 + kR <= x.n; r0 += kR) gemm_tile<kR>(x, r0, panel, out, m, j0, cols);
-    if (r0 < x.n) gemm_tail<kR - 1>(static_cast<int>(x.n - r0), x, r0, panel, out, m, j0, cols);
+    if (has_block_minimum(dtype)) {
+      gemm_rows<true>(x, panel, out, m, j0, cols);
+    } else {
+      gemm_rows<false>(x, panel, out, m, j0, cols);
+    }
   }
 }
 

@@ -27,10 +27,17 @@ constexpr int kMaxX = 4;  // x rows per tile
 // measured ~15-20% faster than leaving it to the hardware prefetcher.
 constexpr int kPrefetchBytes = 1024;
 
-// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16) rather than signed bytes.
+// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16; Q4_1 / Q5_1's q of d * q + m)
+// rather than signed bytes.
+template <DType kType>
+constexpr bool kWithMinimum = kType == DType::kQ4_1 || kType == DType::kQ5_1;
+// Types whose blocks are 32 elements, so a row can end in a lone block (a tail); int4 rows are
+// whole chunks of 64.
+template <DType kType>
+constexpr bool kBlocksOf32 = kType != DType::kI4G32&& kType != DType::kI4G128;
 template <DType kType>
 constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
-                          kType == DType::kI4G32 || kType == DType::kI4G128;
+                          kType == DType::kI4G32 || kType == DType::kI4G128 || kWithMinimum<kType>;
 
 // One or two weight blocks as an unsigned vpdpbusd operand with lane-wise scales; `tail` means
 // only block b exists, and its partner lanes read as zero.
@@ -38,6 +45,7 @@ struct WeightPair {
   __m512i u8;     // nibble types: codes (w + 8); signed types: |w|
   __mmask64 neg;  // signed types: quants whose sign moves onto x
   __m512 d;       // d_w, 8 lanes per block (int8: unused, its row scale is applied at the end)
+  __m512 m;       // Q4_1 / Q5_1: the blocks' minimums, 8 lanes per block
 };
 
 // Lane l of a block pair belongs to block l / 8. A function, not a global: a static initialiser
@@ -64,11 +72,15 @@ template <DType kType, bool kTail>
   WeightPair wp;
   wp.neg = 0;
   wp.d = _mm512_setzero_ps();
-  if constexpr (kType == DType::kQ4_0 || kType == DType::kQ5_0) {
+  wp.m = _mm512_setzero_ps();
+  if constexpr (kType == DType::kQ4_0 || kType == DType::kQ5_0 || kWithMinimum<kType>) {
     // [qs_b, qs_b, qs_b1, qs_b1] by 128-bit lanes; the high nibbles come from shifting the
-    // second copy of each, so elements 0..31 of each block land in order. Q5_0's fifth bits
-    // (bit i of qh for element i) then serve as lane masks.
-    using Block = std::conditional_t<kType == DType::kQ4_0, BlockQ4_0, BlockQ5_0>;
+    // second copy of each, so elements 0..31 of each block land in order. The fifth bits of
+    // Q5_0 / Q5_1 (bit i of qh for element i) then serve as lane masks.
+    using Block = std::conditional_t<
+        kType == DType::kQ4_0, BlockQ4_0,
+        std::conditional_t<kType == DType::kQ5_0, BlockQ5_0,
+                           std::conditional_t<kType == DType::kQ4_1, BlockQ4_1, BlockQ5_1>>>;
     const auto* blk = reinterpret_cast<const Block*>(row) + b;
     const __m256i q0 =
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs)));
@@ -80,7 +92,7 @@ template <DType kType, bool kTail>
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     q = _mm512_mask_srli_epi16(q, 0xff00ff00, q, 4);
     wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
-    if constexpr (kType == DType::kQ5_0) {
+    if constexpr (kType == DType::kQ5_0 || kType == DType::kQ5_1) {
       uint32_t high0 = 0, high1 = 0;
       std::memcpy(&high0, blk->qh, sizeof(high0));
       if constexpr (!kTail) std::memcpy(&high1, blk[1].qh, sizeof(high1));
@@ -88,6 +100,7 @@ template <DType kType, bool kTail>
       wp.u8 = _mm512_mask_add_epi8(wp.u8, high, wp.u8, _mm512_set1_epi8(16));
     }
     wp.d = pair_scales(blk->d, kTail ? 0 : blk[1].d);
+    if constexpr (kWithMinimum<kType>) wp.m = pair_scales(blk->m, kTail ? 0 : blk[1].m);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
     __m512i q =
@@ -134,6 +147,8 @@ template <DType kType, bool kTail, int kX, int kWr>
   constexpr size_t kBlockBytes =
       kType == DType::kQ4_0    ? sizeof(BlockQ4_0)
       : kType == DType::kQ5_0  ? sizeof(BlockQ5_0)
+      : kType == DType::kQ4_1  ? sizeof(BlockQ4_1)
+      : kType == DType::kQ5_1  ? sizeof(BlockQ5_1)
       : kType == DType::kQ8_0  ? sizeof(BlockQ8_0)
       : kType == DType::kI8Row ? kQuantBlock
                                : int4_block_bytes(kType) * kQuantBlock / int4_block_size(kType);
@@ -158,11 +173,18 @@ template <DType kType, bool kTail, int kX, int kWr>
         kTail ? _mm_load_ss(xd) : _mm_castpd_ps(_mm_load_sd(reinterpret_cast<const double*>(xd)));
     const __m512 dx = _mm512_permutexvar_ps(pair_lanes(), _mm512_castps128_ps512(d_pair));
     __m512i init = _mm512_setzero_si512();
+    __m512 sums = _mm512_setzero_ps();  // Q4_1 / Q5_1: d_x * sum of x quants at lanes 0 and 8
     if constexpr (kNibbles<kType>) {
       const int32_t* c = x.corr_row(r) + b;
       const __m128i c_pair =
           kTail ? _mm_cvtsi32_si128(c[0]) : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c));
-      init = _mm512_maskz_permutexvar_epi32(0x0101, pair_lanes(), _mm512_castsi128_si512(c_pair));
+      const __m512i spread =
+          _mm512_maskz_permutexvar_epi32(0x0101, pair_lanes(), _mm512_castsi128_si512(c_pair));
+      if constexpr (kWithMinimum<kType>) {
+        sums = _mm512_mul_ps(_mm512_cvtepi32_ps(spread), dx);
+      } else {
+        init = spread;
+      }
     }
 #pragma GCC unroll 4
     for (int j = 0; j < kWr; ++j) {
@@ -171,6 +193,7 @@ template <DType kType, bool kTail, int kX, int kWr>
       const __m512i dot = _mm512_dpbusd_epi32(init, wt[j].u8, xs);
       const __m512 scale = kType == DType::kI8Row ? dx : _mm512_mul_ps(wt[j].d, dx);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[i][j]);
+      if constexpr (kWithMinimum<kType>) acc[i][j] = _mm512_fmadd_ps(wt[j].m, sums, acc[i][j]);
     }
   }
 }
@@ -197,8 +220,7 @@ void gemv_tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedR
 
   int64_t b = 0;
   for (; b + 2 <= nb; b += 2) gemv_step<kType, false>(rows, b, x, x0, acc);
-  // int4 rows are whole chunks of 64, so only the 32-element block types can end in a tail.
-  if constexpr (!kNibbles<kType> || kType == DType::kQ4_0 || kType == DType::kQ5_0) {
+  if constexpr (kBlocksOf32<kType>) {
     if (b < nb) gemv_step<kType, true>(rows, b, x, x0, acc);
   }
   for (int i = 0; i < kX; ++i) {
@@ -266,6 +288,10 @@ void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
       return gemv_range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
     case DType::kQ5_0:
       return gemv_range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
+    case DType::kQ4_1:
+      return gemv_range<DType::kQ4_1>(w, w_stride, first, last, x, out, m);
+    case DType::kQ5_1:
+      return gemv_range<DType::kQ5_1>(w, w_stride, first, last, x, out, m);
     case DType::kI8Row:
       return gemv_range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
     case DType::kI4G32:

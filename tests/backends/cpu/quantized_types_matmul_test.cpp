@@ -27,13 +27,10 @@ using testing::run_cpu;
 
 constexpr int64_t kBlock = testing::kActivationBlock;
 
-// The types whose kernels above the generic level quantize x to int8 blocks; the others decode
-// weights to fp32 (or run the generic kernel) at every level.
+// Above the generic level, every type here but fp8 (a float GEMV) quantizes x to int8 blocks.
 bool quantizes_x(Isa isa, DType dtype) {
   if (isa == Isa::kGeneric) return false;
-  const bool int8_kernels = dtype == DType::kQ5_0 || dtype == DType::kI8Row ||
-                            dtype == DType::kI4G32 || dtype == DType::kI4G128;
-  return traits(dtype).block_size == kQK_K || int8_kernels;
+  return dtype != DType::kF8Row;
 }
 
 // Checks out[r, j] against
