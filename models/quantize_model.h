@@ -28,7 +28,8 @@ struct QuantizePreset {
   // ffn_down.weight in Q6_K in the first and last eighth of the layers and every third layer in
   // between (mixed_layer_gets_more_bits). Without it, every matrix gets `type`, except that
   // output.weight (or token_embd.weight when tied) gets Q6_K for the types under 8 bits, as
-  // llama-quantize does by default (output_gets_q6_k); `pure` plans leave that out too.
+  // llama-quantize does by default (output_gets_q6_k). A `pure` plan gives every matrix `type`,
+  // mixes included, as llama-quantize --pure does.
   bool mixed = false;
 };
 
@@ -73,7 +74,7 @@ std::vector<TensorQuantization> plan_quantization(const gguf::GgufFile& file,
 
 struct QuantizeOptions {
   int32_t threads = 0;  // OpenMP threads encoding rows; 0: OpenMP's default
-  bool pure = false;    // every matrix in the preset's type (see output_gets_q6_k)
+  bool pure = false;    // every matrix in the preset's type, even for the _M mixes
   // Called after each tensor is written, with its index in the plan; on the calling thread.
   std::function<void(const TensorQuantization& tensor, size_t index, size_t count)> on_tensor;
 };

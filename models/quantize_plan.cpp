@@ -54,7 +54,7 @@ bool is_weight_matrix(const gguf::TensorInfo& info) {
 class MixedTypes {
  public:
   MixedTypes(const gguf::GgufFile& file, const QuantizePreset& preset, bool pure)
-      : preset_(preset), output_q6_k_(output_gets_q6_k(preset, pure)) {
+      : preset_(preset), pure_(pure), output_q6_k_(output_gets_q6_k(preset, pure)) {
     for (const gguf::TensorInfo& info : file.tensors()) {
       n_attn_v_ += info.name.ends_with(".attn_v.weight");
       n_ffn_down_ += info.name.ends_with(".ffn_down.weight");
@@ -65,6 +65,7 @@ class MixedTypes {
   }
 
   DType type_for(const std::string& name) {
+    if (pure_) return preset_.type;
     if (name == output_name_ && output_q6_k_) return DType::kQ6_K;
     if (!preset_.mixed) return preset_.type;
     if (name.ends_with(".attn_v.weight")) return more_bits(i_attn_v_++, n_attn_v_);
@@ -78,7 +79,7 @@ class MixedTypes {
   }
 
   const QuantizePreset& preset_;
-  bool output_q6_k_;
+  bool pure_, output_q6_k_;
   std::string output_name_;
   int n_attn_v_ = 0, n_ffn_down_ = 0;
   int i_attn_v_ = 0, i_ffn_down_ = 0;
@@ -142,8 +143,9 @@ DType fallback_type(DType wanted, int64_t row_length) {
 }
 
 bool output_gets_q6_k(const QuantizePreset& preset, bool pure) {
+  if (pure) return false;
   if (preset.mixed) return true;
-  if (pure || !is_quantized(preset.type)) return false;
+  if (!is_quantized(preset.type)) return false;
   switch (preset.type) {
     case DType::kQ8_0:
     case DType::kI8Row:

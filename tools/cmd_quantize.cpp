@@ -105,8 +105,8 @@ Action add_quantize_command(CLI::App& app) {
   cmd->add_option("--threads", f->threads, "threads encoding rows (default: all cores)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_flag("--pure", f->pure,
-                "every matrix in --type, the output projection included (llama-quantize "
-                "--pure); by default it gets q6_k under 8-bit types");
+                "every matrix in --type's base type, the output projection included and the _m "
+                "mixes' q6_k layers too (llama-quantize --pure)");
 
   return [f] {
     const QuantizePreset* preset = find_quantize_preset(f->type);

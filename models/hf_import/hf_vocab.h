@@ -1,7 +1,9 @@
 #pragma once
 
 // A checkpoint's tokenizer as GGUF tokenizer.ggml.* metadata, built the way llama.cpp's
-// convert_hf_to_gguf.py builds it, so Baton and llama.cpp tokenize the converted file alike.
+// convert_hf_to_gguf.py builds it, so Baton and llama.cpp tokenize the converted file alike;
+// except that a SentencePiece-style tokenizer.json gets merge-rank scores (tokenizer_json_vocab.h)
+// where llama.cpp's converter gives every token the same score.
 // SentencePiece checkpoints (tokenizer.model, or a SentencePiece-style tokenizer.json) become a
 // "llama" vocabulary, byte-level BPE checkpoints (tokenizer.json only: GPT-2, Llama 3, Qwen2,
 // StarCoder) a "gpt2" one.

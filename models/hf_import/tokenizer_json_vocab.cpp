@@ -189,8 +189,15 @@ constexpr std::string_view kSpace = "\xE2\x96\x81";  // "▁", U+2581
 bool sentencepiece_space_prefix(const TokenizerJson& file) {
   const nlohmann::json& normalizer = file.at("normalizer");
   const nlohmann::json& pre = file.at("pre_tokenizer");
-  if (pre.is_object() && pre.value("type", "") == "Metaspace" && normalizer.is_null() &&
-      pre.value("replacement", std::string(kSpace)) == kSpace) {
+  if (pre.is_object() && pre.value("type", "") == "Metaspace") {
+    if (!normalizer.is_null()) {
+      file.unsupported("normalizer " + quoted(normalizer) +
+                       " is not supported before a Metaspace pre-tokenizer (none)");
+    }
+    if (pre.value("replacement", std::string(kSpace)) != kSpace) {
+      file.unsupported("Metaspace replacement " + quoted(pre["replacement"]) +
+                       " is not supported (U+2581)");
+    }
     const std::string fallback = pre.value("add_prefix_space", true) ? "always" : "never";
     return pre.value("prepend_scheme", fallback) != "never";
   }
@@ -231,8 +238,11 @@ bool is_byte_token(std::string_view token) {
 
 // The GGUF "llama" tokenizer merges, at each step, the adjacent pair whose concatenation is the
 // vocabulary token of highest score. Scoring each token by minus the rank of the first merge
-// that makes it replays the BPE merges in their order. Tokens no merge makes (characters, byte
-// tokens, specials) get the lowest score, so they never win a merge.
+// that makes it replays the BPE merges in their order, provided every split of a token into two
+// vocabulary tokens is itself a merge, as in files converted from SentencePiece (a BPE trained
+// by `tokenizers` may lack some, and then tokenize differently). Tokens no merge makes
+// (characters, byte tokens, specials) get the lowest score, so they never win a merge. This
+// departs from llama.cpp's converter, which scores every token of such a file -1000.
 std::vector<float> merge_rank_scores(const std::vector<std::string>& merges,
                                      const std::unordered_map<std::string, int64_t>& ids,
                                      size_t vocab_size) {
@@ -308,8 +318,10 @@ HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaC
   read_added_tokens(file, v);
   const auto unk_token = model.find("unk_token");
   if (sentencepiece && unk_token != model.end() && unk_token->is_string()) {
-    if (const auto unk = vocab.find(unk_token->get<std::string>()); unk != vocab.end()) {
-      v.unk = static_cast<int32_t>(unk->second);
+    // The unknown token may be in model.vocab or only among the added tokens.
+    const auto unk = std::find(v.tokens.begin(), v.tokens.end(), unk_token->get<std::string>());
+    if (unk != v.tokens.end()) {
+      v.unk = static_cast<int32_t>(unk - v.tokens.begin());
       v.types[v.unk] = static_cast<int32_t>(TokenType::kUnknown);
     }
   }

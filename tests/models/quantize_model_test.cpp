@@ -166,6 +166,9 @@ TEST(QuantizeModel, OutputProjectionGetsQ6KUnlessPureOrEightBits) {
   EXPECT_EQ(output_type("q8_0", false), DType::kQ8_0);
   EXPECT_EQ(output_type("int8", false), DType::kI8Row);
   EXPECT_EQ(output_type("f16", false), DType::kF16);
+  // --pure turns a mix into its base type throughout, as llama-quantize --pure does.
+  EXPECT_EQ(output_type("q4_k_m", true), DType::kQ4_K);
+  EXPECT_EQ(type_of(gguf::GgufFile::open(out.path()), "blk.0.attn_v.weight"), DType::kQ4_K);
 }
 
 class QuantizedToEachPreset : public ::testing::TestWithParam<std::string> {};

@@ -160,6 +160,8 @@ TEST_F(TokenizerJsonVocab, SentencePieceStyleBpeBecomesALlamaVocabularyScoredByM
   EXPECT_FALSE(read(metaspace).add_space_prefix);
   metaspace["pre_tokenizer"]["prepend_scheme"] = "first";
   EXPECT_TRUE(read(metaspace).add_space_prefix);
+  metaspace["normalizer"] = {{"type", "NFKC"}};
+  expect_error(metaspace, ErrorCategory::kUnsupported, "before a Metaspace pre-tokenizer");
 }
 
 TEST_F(TokenizerJsonVocab, RejectsWhatItCannotConvertNamingIt) {
