@@ -90,6 +90,23 @@ constexpr int64_t int4_block_size(DType dtype) {
 constexpr size_t int4_block_bytes(DType dtype) {
   return static_cast<size_t>(2 * int4_block_groups(dtype) + int4_block_size(dtype) / 2);
 }
+// Where the 32 elements from element 32 * b of an int4 row lie: the fp16 scale of their group
+// (for int4_g32 with b even, the next group's follows it), and the 32-byte chunk whose low (b
+// even) or high (b odd) nibbles hold them.
+struct Int4Place {
+  const uint16_t* scale;
+  const std::byte* chunk;
+  bool high;
+};
+inline Int4Place int4_place(DType dtype, const std::byte* row, int64_t b) {
+  const int64_t element = 32 * b, block = int4_block_size(dtype);
+  const auto* scales = reinterpret_cast<const uint16_t*>(
+      row + static_cast<size_t>(element / block) * int4_block_bytes(dtype));
+  const int64_t within = element % block;
+  const auto* chunks = reinterpret_cast<const std::byte*>(scales + int4_block_groups(dtype));
+  return {scales + within / int4_group_size(dtype), chunks + within / kInt4Chunk * 32,
+          within % kInt4Chunk != 0};
+}
 
 // GGUF block layouts (ggml-common.h): a scale d as fp16 followed by the quants.
 constexpr int64_t kQK8_0 = 32;

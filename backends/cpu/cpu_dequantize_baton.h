@@ -42,14 +42,10 @@ struct Fp8Row {
 template <DType kType>
 struct Int4Row {
   static const float* decode(const std::byte* row, int64_t first, int64_t, float* tmp) {
-    constexpr int64_t kBlock = int4_block_size(kType);
-    const std::byte* block = row + first / kBlock * int4_block_bytes(kType);
-    const int64_t offset = first % kBlock;  // a multiple of 32
-    const auto* scales = reinterpret_cast<const uint16_t*>(block);
-    const auto* quants = reinterpret_cast<const uint8_t*>(scales + int4_block_groups(kType)) +
-                         offset / kInt4Chunk * (kInt4Chunk / 2);
-    const float d = fp16_to_fp32(scales[offset / int4_group_size(kType)]);
-    const int shift = offset % kInt4Chunk == 0 ? 0 : 4;
+    const Int4Place place = int4_place(kType, row, first / 32);
+    const float d = fp16_to_fp32(*place.scale);
+    const auto* quants = reinterpret_cast<const uint8_t*>(place.chunk);
+    const int shift = place.high ? 4 : 0;
     for (int i = 0; i < 32; ++i) tmp[i] = d * static_cast<float>(((quants[i] >> shift) & 15) - 8);
     return tmp;
   }

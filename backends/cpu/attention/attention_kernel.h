@@ -40,6 +40,7 @@ class Kernel {
         group_(group),
         hd_(args.head_dim),
         hdp_((args.head_dim + 4 * kW - 1) / (4 * kW) * (4 * kW)),
+        head_bytes_(row_bytes(args.cache_dtype, args.head_dim)),
         max_rows_(kQueryTile * group),
         q_(static_cast<size_t>(max_rows_ * hd_)),
         kt_(static_cast<size_t>(hd_ * kKvTile)),
@@ -134,54 +135,47 @@ class Kernel {
   void load_tile(const WorkItem& item, int32_t begin, int64_t n) {
     for (int64_t j = 0; j < n; ++j) {
       const int64_t row = cache_row(*a_.batch, item.seq, static_cast<int32_t>(begin + j));
-      const int64_t offset = (row * a_.kv_heads + item.kv_head) * hd_;
-      const float* k;
+      const size_t at = static_cast<size_t>(row * a_.kv_heads + item.kv_head) * head_bytes_;
+      const auto* k_row = static_cast<const std::byte*>(a_.k_cache) + at;
+      const auto* v_row = static_cast<const std::byte*>(a_.v_cache) + at;
+      float* v_out = v_.data() + j * hdp_;
+      const float* k = row_tmp_.data();
       switch (a_.cache_dtype) {
         case DType::kF16:
-          S::f16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data(), hd_);
-          S::f16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_,
-                        hd_);
-          k = row_tmp_.data();
+          S::f16_to_f32(reinterpret_cast<const uint16_t*>(k_row), row_tmp_.data(), hd_);
+          S::f16_to_f32(reinterpret_cast<const uint16_t*>(v_row), v_out, hd_);
           break;
         case DType::kBF16:
-          bf16_to_f32(static_cast<const uint16_t*>(a_.k_cache) + offset, row_tmp_.data());
-          bf16_to_f32(static_cast<const uint16_t*>(a_.v_cache) + offset, v_.data() + j * hdp_);
-          k = row_tmp_.data();
+          bf16_to_f32(k_row, row_tmp_.data());
+          bf16_to_f32(v_row, v_out);
           break;
-        case DType::kQ8_0:
-          // A head's row is whole blocks (the cache checks head_dim % 32 == 0).
-          q8_0_to_f32(static_cast<const BlockQ8_0*>(a_.k_cache) + offset / kQK8_0, row_tmp_.data());
-          q8_0_to_f32(static_cast<const BlockQ8_0*>(a_.v_cache) + offset / kQK8_0,
-                      v_.data() + j * hdp_);
-          k = row_tmp_.data();
+        case DType::kQ8_0:  // a head's row is whole blocks (the cache checks head_dim % 32 == 0)
+          q8_0_to_f32(k_row, row_tmp_.data());
+          q8_0_to_f32(v_row, v_out);
           break;
-        case DType::kI8Scaled: {
-          // Each head's row is its f32 scale, then head_dim int8 quants.
-          const size_t head_bytes = sizeof(float) + static_cast<size_t>(hd_);
-          const size_t at = static_cast<size_t>(offset / hd_) * head_bytes;
-          int8_to_f32(static_cast<const std::byte*>(a_.k_cache) + at, row_tmp_.data());
-          int8_to_f32(static_cast<const std::byte*>(a_.v_cache) + at, v_.data() + j * hdp_);
-          k = row_tmp_.data();
+        case DType::kI8Scaled:
+          int8_to_f32(k_row, row_tmp_.data());
+          int8_to_f32(v_row, v_out);
           break;
-        }
         case DType::kF8E4M3:
-          fp8_to_f32(static_cast<const uint8_t*>(a_.k_cache) + offset, row_tmp_.data());
-          fp8_to_f32(static_cast<const uint8_t*>(a_.v_cache) + offset, v_.data() + j * hdp_);
-          k = row_tmp_.data();
+          fp8_to_f32(k_row, row_tmp_.data());
+          fp8_to_f32(v_row, v_out);
           break;
         default:
-          k = static_cast<const float*>(a_.k_cache) + offset;
-          std::memcpy(v_.data() + j * hdp_, static_cast<const float*>(a_.v_cache) + offset,
-                      static_cast<size_t>(hd_) * sizeof(float));
+          k = reinterpret_cast<const float*>(k_row);
+          std::memcpy(v_out, v_row, static_cast<size_t>(hd_) * sizeof(float));
       }
       for (int64_t d = 0; d < hd_; ++d) kt_[d * kKvTile + j] = k[d];
     }
   }
 
-  void bf16_to_f32(const uint16_t* bits, float* out) const {
+  // Widen one head's cache row (its bytes from `head_row`) to f32.
+  void bf16_to_f32(const std::byte* head_row, float* out) const {
+    const auto* bits = reinterpret_cast<const uint16_t*>(head_row);
     for (int64_t d = 0; d < hd_; ++d) out[d] = baton::bf16_to_fp32(bits[d]);
   }
 
+  // Its f32 scale, then head_dim int8 quants.
   void int8_to_f32(const std::byte* head_row, float* out) const {
     float scale;
     std::memcpy(&scale, head_row, sizeof(scale));
@@ -189,11 +183,13 @@ class Kernel {
     for (int64_t d = 0; d < hd_; ++d) out[d] = scale * static_cast<float>(q[d]);
   }
 
-  void fp8_to_f32(const uint8_t* codes, float* out) const {
+  void fp8_to_f32(const std::byte* head_row, float* out) const {
+    const auto* codes = reinterpret_cast<const uint8_t*>(head_row);
     for (int64_t d = 0; d < hd_; ++d) out[d] = fp8_table_[codes[d]];
   }
 
-  void q8_0_to_f32(const BlockQ8_0* blocks, float* out) const {
+  void q8_0_to_f32(const std::byte* head_row, float* out) const {
+    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(head_row);
     for (int64_t b = 0; b < hd_ / kQK8_0; ++b) {
       const float d = fp16_to_fp32(blocks[b].d);
       for (int64_t i = 0; i < kQK8_0; ++i) out[b * kQK8_0 + i] = d * blocks[b].qs[i];
@@ -252,7 +248,9 @@ class Kernel {
   }
 
   const Args& a_;
-  const int64_t group_, hd_, hdp_, max_rows_;
+  const int64_t group_, hd_, hdp_;
+  const size_t head_bytes_;  // one head's K or V row in the cache's type
+  const int64_t max_rows_;
   std::vector<float> q_, kt_, v_, s_, acc_, m_, l_;
   std::vector<int32_t> pos_;
   std::vector<float> row_tmp_;

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "core/dtype.h"
 
@@ -32,9 +33,51 @@ static_assert(kQuantBlock == kQK8_0 && kQuantBlock == kQK4_0);
 // carries offset * sum(x quants), which `corr` cancels. Q4_1 / Q5_1 (value d * q + m) have no
 // offset; their offset of -1 makes `corr` the plain sum of x quants, which their minimum term,
 // m * d_x * sum, needs.
-inline bool has_block_minimum(DType dtype) {
+constexpr bool has_block_minimum(DType dtype) {
   return dtype == DType::kQ4_1 || dtype == DType::kQ5_1;
 }
+// Types whose quants enter the dot as unsigned codes (w + offset, or Q4_1 / Q5_1's q) rather
+// than as signed bytes whose signs move onto x (Q8_0, int8).
+constexpr bool has_unsigned_codes(DType dtype) {
+  return dtype != DType::kQ8_0 && dtype != DType::kI8Row;
+}
+// The 32-element GGUF blocks with nibbles (and, for Q5, fifth bits in qh).
+constexpr bool is_legacy_block(DType dtype) {
+  return dtype == DType::kQ4_0 || dtype == DType::kQ5_0 || has_block_minimum(dtype);
+}
+constexpr bool has_fifth_bit(DType dtype) {
+  return dtype == DType::kQ5_0 || dtype == DType::kQ5_1;
+}
+template <DType kType>
+using LegacyBlock = std::conditional_t<
+    kType == DType::kQ4_0, BlockQ4_0,
+    std::conditional_t<kType == DType::kQ5_0, BlockQ5_0,
+                       std::conditional_t<kType == DType::kQ4_1, BlockQ4_1, BlockQ5_1>>>;
+
+// Calls f(std::integral_constant<DType, T>{}) with the constant of `dtype`, one of the types
+// these kernels take, so each kernel is instantiated per type from one switch.
+template <typename F>
+decltype(auto) with_quantized_type(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kQ4_0:
+      return f(std::integral_constant<DType, DType::kQ4_0>{});
+    case DType::kQ5_0:
+      return f(std::integral_constant<DType, DType::kQ5_0>{});
+    case DType::kQ4_1:
+      return f(std::integral_constant<DType, DType::kQ4_1>{});
+    case DType::kQ5_1:
+      return f(std::integral_constant<DType, DType::kQ5_1>{});
+    case DType::kI8Row:
+      return f(std::integral_constant<DType, DType::kI8Row>{});
+    case DType::kI4G32:
+      return f(std::integral_constant<DType, DType::kI4G32>{});
+    case DType::kI4G128:
+      return f(std::integral_constant<DType, DType::kI4G128>{});
+    default:
+      return f(std::integral_constant<DType, DType::kQ8_0>{});
+  }
+}
+
 inline int32_t weight_offset(DType dtype) {
   switch (dtype) {
     case DType::kQ4_1:

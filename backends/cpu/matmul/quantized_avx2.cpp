@@ -26,14 +26,6 @@ inline int32_t hsum(__m256i v) {
   return _mm_cvtsi128_si32(_mm_add_epi32(s, _mm_shuffle_epi32(s, 1)));
 }
 
-// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16; Q4_1 / Q5_1's q of d * q + m)
-// rather than signed bytes.
-template <DType kType>
-constexpr bool kWithMinimum = kType == DType::kQ4_1 || kType == DType::kQ5_1;
-template <DType kType>
-constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
-                          kType == DType::kI4G32 || kType == DType::kI4G128 || kWithMinimum<kType>;
-
 // Block b (32 elements) of the weight row at `row` as a maddubs operand: unsigned bytes (nibble
 // types: w + 8; signed types: |w|, with `sign` holding w so its sign can move onto x) and the
 // block's scale.
@@ -65,24 +57,12 @@ inline __m256i legacy_nibbles(const uint8_t (&qs)[16]) {
 template <DType kType>
 [[gnu::always_inline]] inline WeightBlock load_block(const std::byte* row, int64_t b) {
   WeightBlock k{};
-  if constexpr (kType == DType::kQ4_0) {
-    const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
+  if constexpr (is_legacy_block(kType)) {
+    const auto* block = reinterpret_cast<const LegacyBlock<kType>*>(row) + b;
     k.u = legacy_nibbles(block->qs);
+    if constexpr (has_fifth_bit(kType)) k.u = _mm256_or_si256(k.u, fifth_bits(block->qh));
     k.d = _cvtsh_ss(block->d);
-  } else if constexpr (kType == DType::kQ5_0) {
-    const auto* block = reinterpret_cast<const BlockQ5_0*>(row) + b;
-    k.u = _mm256_or_si256(legacy_nibbles(block->qs), fifth_bits(block->qh));
-    k.d = _cvtsh_ss(block->d);
-  } else if constexpr (kType == DType::kQ4_1) {
-    const auto* block = reinterpret_cast<const BlockQ4_1*>(row) + b;
-    k.u = legacy_nibbles(block->qs);
-    k.d = _cvtsh_ss(block->d);
-    k.m = _cvtsh_ss(block->m);
-  } else if constexpr (kType == DType::kQ5_1) {
-    const auto* block = reinterpret_cast<const BlockQ5_1*>(row) + b;
-    k.u = _mm256_or_si256(legacy_nibbles(block->qs), fifth_bits(block->qh));
-    k.d = _cvtsh_ss(block->d);
-    k.m = _cvtsh_ss(block->m);
+    if constexpr (has_block_minimum(kType)) k.m = _cvtsh_ss(block->m);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
     k.sign = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->qs));
@@ -94,17 +74,10 @@ template <DType kType>
         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + sizeof(float) + b * kQuantBlock));
     k.u = _mm256_abs_epi8(k.sign);
   } else {
-    // Block b is the low (even b) or high (odd b) nibbles of one 32-byte chunk.
-    constexpr int64_t kBlock = int4_block_size(kType);
-    const int64_t e = b * kQuantBlock;
-    const auto* scales =
-        reinterpret_cast<const uint16_t*>(row + e / kBlock * int4_block_bytes(kType));
-    const int64_t o = e % kBlock;
-    k.d = _cvtsh_ss(scales[o / int4_group_size(kType)]);
-    const __m256i q = _mm256_loadu_si256(
-        reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) + o / kInt4Chunk);
-    k.u =
-        _mm256_and_si256(o % kInt4Chunk == 0 ? q : _mm256_srli_epi16(q, 4), _mm256_set1_epi8(0x0f));
+    const Int4Place place = int4_place(kType, row, b);
+    k.d = _cvtsh_ss(*place.scale);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(place.chunk));
+    k.u = _mm256_and_si256(place.high ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
   }
   return k;
 }
@@ -128,15 +101,15 @@ void tile(const std::byte* w, size_t w_stride, int64_t j0, const QuantizedRows& 
           _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.qs_row(r) + b * kQuantBlock));
       const float dx = x.d_row(r)[b];
       // Q4_1 / Q5_1: corr is the sum of x's quants, for the minimum term m * d_x * sum.
-      const int32_t c = kNibbles<kType> ? x.corr_row(r)[b] : 0;
-      const __m256i corr = _mm256_setr_epi32(kWithMinimum<kType> ? 0 : c, 0, 0, 0, 0, 0, 0, 0);
+      const int32_t c = has_unsigned_codes(kType) ? x.corr_row(r)[b] : 0;
+      const __m256i corr = _mm256_setr_epi32(has_block_minimum(kType) ? 0 : c, 0, 0, 0, 0, 0, 0, 0);
       for (int j = 0; j < kWr; ++j) {
-        const __m256i xs = kNibbles<kType> ? xq : _mm256_sign_epi8(xq, wb[j].sign);
+        const __m256i xs = has_unsigned_codes(kType) ? xq : _mm256_sign_epi8(xq, wb[j].sign);
         __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(wb[j].u, xs), ones);
-        if constexpr (kNibbles<kType>) dot = _mm256_add_epi32(dot, corr);
+        if constexpr (has_unsigned_codes(kType)) dot = _mm256_add_epi32(dot, corr);
         acc[i][j] =
             _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(wb[j].d * dx), acc[i][j]);
-        if constexpr (kWithMinimum<kType>) {
+        if constexpr (has_block_minimum(kType)) {
           acc[i][j] = _mm256_add_ps(
               acc[i][j], _mm256_setr_ps(wb[j].m * dx * static_cast<float>(c), 0, 0, 0, 0, 0, 0, 0));
         }
@@ -207,24 +180,8 @@ void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* 
 
 void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
             const QuantizedRows& x, float* out, int64_t m) {
-  switch (dtype) {
-    case DType::kQ4_0:
-      return range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
-    case DType::kQ5_0:
-      return range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
-    case DType::kQ4_1:
-      return range<DType::kQ4_1>(w, w_stride, first, last, x, out, m);
-    case DType::kQ5_1:
-      return range<DType::kQ5_1>(w, w_stride, first, last, x, out, m);
-    case DType::kI8Row:
-      return range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
-    case DType::kI4G32:
-      return range<DType::kI4G32>(w, w_stride, first, last, x, out, m);
-    case DType::kI4G128:
-      return range<DType::kI4G128>(w, w_stride, first, last, x, out, m);
-    default:
-      return range<DType::kQ8_0>(w, w_stride, first, last, x, out, m);
-  }
+  with_quantized_type(dtype,
+                      [&](auto type) { range<type()>(w, w_stride, first, last, x, out, m); });
 }
 
 }  // namespace baton::cpu::avx2

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/matmul/quantized.h"
@@ -50,35 +49,19 @@ template <DType kType>
 [[gnu::always_inline]] inline __m256i unsigned_block(const std::byte* row, int64_t b, float& scale,
                                                      float& minimum) {
   minimum = 0.0f;
-  if constexpr (kType == DType::kQ4_1 || kType == DType::kQ5_1) {
-    using Block = std::conditional_t<kType == DType::kQ4_1, BlockQ4_1, BlockQ5_1>;
-    const auto* block = reinterpret_cast<const Block*>(row) + b;
+  if constexpr (is_legacy_block(kType)) {
+    const auto* block = reinterpret_cast<const LegacyBlock<kType>*>(row) + b;
     const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
     scale = _cvtsh_ss(block->d);
-    minimum = _cvtsh_ss(block->m);
-    const __m256i nibbles =
+    if constexpr (has_block_minimum(kType)) minimum = _cvtsh_ss(block->m);
+    __m256i codes =
         _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
-    if constexpr (kType == DType::kQ4_1) {
-      return nibbles;
-    } else {
+    if constexpr (has_fifth_bit(kType)) {
       uint32_t high = 0;  // bit i: the fifth bit of element i
       std::memcpy(&high, block->qh, sizeof(high));
-      return _mm256_mask_add_epi8(nibbles, high, nibbles, _mm256_set1_epi8(16));
+      codes = _mm256_mask_add_epi8(codes, high, codes, _mm256_set1_epi8(16));
     }
-  } else if constexpr (kType == DType::kQ4_0) {
-    const auto* block = reinterpret_cast<const BlockQ4_0*>(row) + b;
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-    scale = _cvtsh_ss(block->d);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
-  } else if constexpr (kType == DType::kQ5_0) {
-    const auto* block = reinterpret_cast<const BlockQ5_0*>(row) + b;
-    const __m128i qs = _mm_loadu_si128(reinterpret_cast<const __m128i*>(block->qs));
-    uint32_t high = 0;  // bit i: the fifth bit of element i
-    std::memcpy(&high, block->qh, sizeof(high));
-    scale = _cvtsh_ss(block->d);
-    const __m256i nibbles =
-        _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(qs, 4), qs), _mm256_set1_epi8(0x0f));
-    return _mm256_mask_add_epi8(nibbles, high, nibbles, _mm256_set1_epi8(16));
+    return codes;
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* block = reinterpret_cast<const BlockQ8_0*>(row) + b;
     scale = _cvtsh_ss(block->d);
@@ -90,18 +73,10 @@ template <DType kType>
     return _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs)),
                             _mm256_set1_epi8(static_cast<char>(0x80)));
   } else {
-    // Block b is the low (even b) or high (odd b) nibbles of one 32-byte chunk.
-    constexpr int64_t kBlock = int4_block_size(kType);
-    const int64_t e = b * kQuantBlock;
-    const auto* scales =
-        reinterpret_cast<const uint16_t*>(row + e / kBlock * int4_block_bytes(kType));
-    const int64_t o = e % kBlock;
-    scale = _cvtsh_ss(scales[o / int4_group_size(kType)]);
-    const auto* qs =
-        reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) + o / kInt4Chunk;
-    const __m256i q = _mm256_loadu_si256(qs);
-    return _mm256_and_si256(o % kInt4Chunk == 0 ? q : _mm256_srli_epi16(q, 4),
-                            _mm256_set1_epi8(0x0f));
+    const Int4Place place = int4_place(kType, row, b);
+    scale = _cvtsh_ss(*place.scale);
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(place.chunk));
+    return _mm256_and_si256(place.high ? _mm256_srli_epi16(q, 4) : q, _mm256_set1_epi8(0x0f));
   }
 }
 
@@ -214,31 +189,8 @@ void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
   for (int64_t j0 = first; j0 < last; j0 += kGemmPanel) {
     const int cols = static_cast<int>(std::min<int64_t>(kGemmPanel, last - j0));
     const std::byte* wj = w + static_cast<size_t>(j0) * w_stride;
-    switch (dtype) {
-      case DType::kQ4_0:
-        pack_panel<DType::kQ4_0>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kQ5_0:
-        pack_panel<DType::kQ5_0>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kQ4_1:
-        pack_panel<DType::kQ4_1>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kQ5_1:
-        pack_panel<DType::kQ5_1>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kI8Row:
-        pack_panel<DType::kI8Row>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kI4G32:
-        pack_panel<DType::kI4G32>(wj, w_stride, cols, nb, panel);
-        break;
-      case DType::kI4G128:
-        pack_panel<DType::kI4G128>(wj, w_stride, cols, nb, panel);
-        break;
-      default:
-        pack_panel<DType::kQ8_0>(wj, w_stride, cols, nb, panel);
-    }
+    with_quantized_type(dtype,
+                        [&](auto type) { pack_panel<type()>(wj, w_stride, cols, nb, panel); });
     if (has_block_minimum(dtype)) {
       gemm_rows<true>(x, panel, out, m, j0, cols);
     } else {

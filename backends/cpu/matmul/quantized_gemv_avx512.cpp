@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
 
 #include "backends/cpu/matmul/quantized.h"
 
@@ -27,17 +26,10 @@ constexpr int kMaxX = 4;  // x rows per tile
 // measured ~15-20% faster than leaving it to the hardware prefetcher.
 constexpr int kPrefetchBytes = 1024;
 
-// Weights whose quants are unsigned codes (w + 8, Q5_0's w + 16; Q4_1 / Q5_1's q of d * q + m)
-// rather than signed bytes.
-template <DType kType>
-constexpr bool kWithMinimum = kType == DType::kQ4_1 || kType == DType::kQ5_1;
 // Types whose blocks are 32 elements, so a row can end in a lone block (a tail); int4 rows are
 // whole chunks of 64.
 template <DType kType>
 constexpr bool kBlocksOf32 = kType != DType::kI4G32&& kType != DType::kI4G128;
-template <DType kType>
-constexpr bool kNibbles = kType == DType::kQ4_0 || kType == DType::kQ5_0 ||
-                          kType == DType::kI4G32 || kType == DType::kI4G128 || kWithMinimum<kType>;
 
 // One or two weight blocks as an unsigned vpdpbusd operand with lane-wise scales; `tail` means
 // only block b exists, and its partner lanes read as zero.
@@ -73,15 +65,11 @@ template <DType kType, bool kTail>
   wp.neg = 0;
   wp.d = _mm512_setzero_ps();
   wp.m = _mm512_setzero_ps();
-  if constexpr (kType == DType::kQ4_0 || kType == DType::kQ5_0 || kWithMinimum<kType>) {
+  if constexpr (is_legacy_block(kType)) {
     // [qs_b, qs_b, qs_b1, qs_b1] by 128-bit lanes; the high nibbles come from shifting the
     // second copy of each, so elements 0..31 of each block land in order. The fifth bits of
     // Q5_0 / Q5_1 (bit i of qh for element i) then serve as lane masks.
-    using Block = std::conditional_t<
-        kType == DType::kQ4_0, BlockQ4_0,
-        std::conditional_t<kType == DType::kQ5_0, BlockQ5_0,
-                           std::conditional_t<kType == DType::kQ4_1, BlockQ4_1, BlockQ5_1>>>;
-    const auto* blk = reinterpret_cast<const Block*>(row) + b;
+    const auto* blk = reinterpret_cast<const LegacyBlock<kType>*>(row) + b;
     const __m256i q0 =
         _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk->qs)));
     __m256i q1 = _mm256_setzero_si256();
@@ -92,7 +80,7 @@ template <DType kType, bool kTail>
     __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
     q = _mm512_mask_srli_epi16(q, 0xff00ff00, q, 4);
     wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
-    if constexpr (kType == DType::kQ5_0 || kType == DType::kQ5_1) {
+    if constexpr (has_fifth_bit(kType)) {
       uint32_t high0 = 0, high1 = 0;
       std::memcpy(&high0, blk->qh, sizeof(high0));
       if constexpr (!kTail) std::memcpy(&high1, blk[1].qh, sizeof(high1));
@@ -100,7 +88,7 @@ template <DType kType, bool kTail>
       wp.u8 = _mm512_mask_add_epi8(wp.u8, high, wp.u8, _mm512_set1_epi8(16));
     }
     wp.d = pair_scales(blk->d, kTail ? 0 : blk[1].d);
-    if constexpr (kWithMinimum<kType>) wp.m = pair_scales(blk->m, kTail ? 0 : blk[1].m);
+    if constexpr (has_block_minimum(kType)) wp.m = pair_scales(blk->m, kTail ? 0 : blk[1].m);
   } else if constexpr (kType == DType::kQ8_0) {
     const auto* blk = reinterpret_cast<const BlockQ8_0*>(row) + b;
     __m512i q =
@@ -120,19 +108,15 @@ template <DType kType, bool kTail>
     // int4 rows have whole chunks of 64 elements, so b is even and never a tail: the pair is
     // one chunk, its 32 bytes' low nibbles then high nibbles in element order.
     static_assert(!kTail);
-    constexpr int64_t kBlock = int4_block_size(kType);
-    const int64_t e = b * kQuantBlock;  // first element of the pair
-    const std::byte* blk = row + e / kBlock * int4_block_bytes(kType);
-    const auto* scales = reinterpret_cast<const uint16_t*>(blk);
-    const auto* qs = reinterpret_cast<const __m256i*>(scales + int4_block_groups(kType)) +
-                     (e % kBlock) / kInt4Chunk;
-    __m512i q = _mm512_broadcast_i64x4(_mm256_loadu_si256(qs));
+    const Int4Place place = int4_place(kType, row, b);
+    __m512i q =
+        _mm512_broadcast_i64x4(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(place.chunk)));
     q = _mm512_mask_srli_epi16(q, 0xffff0000, q, 4);
     wp.u8 = _mm512_and_si512(q, _mm512_set1_epi8(0x0f));
     if constexpr (kType == DType::kI4G32) {
-      wp.d = pair_scales(scales[0], scales[1]);
+      wp.d = pair_scales(place.scale[0], place.scale[1]);
     } else {
-      wp.d = _mm512_set1_ps(_cvtsh_ss(scales[0]));
+      wp.d = _mm512_set1_ps(_cvtsh_ss(*place.scale));
     }
   }
   return wp;
@@ -174,13 +158,13 @@ template <DType kType, bool kTail, int kX, int kWr>
     const __m512 dx = _mm512_permutexvar_ps(pair_lanes(), _mm512_castps128_ps512(d_pair));
     __m512i init = _mm512_setzero_si512();
     __m512 sums = _mm512_setzero_ps();  // Q4_1 / Q5_1: d_x * sum of x quants at lanes 0 and 8
-    if constexpr (kNibbles<kType>) {
+    if constexpr (has_unsigned_codes(kType)) {
       const int32_t* c = x.corr_row(r) + b;
       const __m128i c_pair =
           kTail ? _mm_cvtsi32_si128(c[0]) : _mm_loadl_epi64(reinterpret_cast<const __m128i*>(c));
       const __m512i spread =
           _mm512_maskz_permutexvar_epi32(0x0101, pair_lanes(), _mm512_castsi128_si512(c_pair));
-      if constexpr (kWithMinimum<kType>) {
+      if constexpr (has_block_minimum(kType)) {
         sums = _mm512_mul_ps(_mm512_cvtepi32_ps(spread), dx);
       } else {
         init = spread;
@@ -188,12 +172,13 @@ template <DType kType, bool kTail, int kX, int kWr>
     }
 #pragma GCC unroll 4
     for (int j = 0; j < kWr; ++j) {
-      const __m512i xs =
-          kNibbles<kType> ? xq : _mm512_mask_sub_epi8(xq, wt[j].neg, _mm512_setzero_si512(), xq);
+      const __m512i xs = has_unsigned_codes(kType)
+                             ? xq
+                             : _mm512_mask_sub_epi8(xq, wt[j].neg, _mm512_setzero_si512(), xq);
       const __m512i dot = _mm512_dpbusd_epi32(init, wt[j].u8, xs);
       const __m512 scale = kType == DType::kI8Row ? dx : _mm512_mul_ps(wt[j].d, dx);
       acc[i][j] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scale, acc[i][j]);
-      if constexpr (kWithMinimum<kType>) acc[i][j] = _mm512_fmadd_ps(wt[j].m, sums, acc[i][j]);
+      if constexpr (has_block_minimum(kType)) acc[i][j] = _mm512_fmadd_ps(wt[j].m, sums, acc[i][j]);
     }
   }
 }
@@ -283,24 +268,8 @@ void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* 
 
 void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
           const QuantizedRows& x, float* out, int64_t m) {
-  switch (dtype) {
-    case DType::kQ4_0:
-      return gemv_range<DType::kQ4_0>(w, w_stride, first, last, x, out, m);
-    case DType::kQ5_0:
-      return gemv_range<DType::kQ5_0>(w, w_stride, first, last, x, out, m);
-    case DType::kQ4_1:
-      return gemv_range<DType::kQ4_1>(w, w_stride, first, last, x, out, m);
-    case DType::kQ5_1:
-      return gemv_range<DType::kQ5_1>(w, w_stride, first, last, x, out, m);
-    case DType::kI8Row:
-      return gemv_range<DType::kI8Row>(w, w_stride, first, last, x, out, m);
-    case DType::kI4G32:
-      return gemv_range<DType::kI4G32>(w, w_stride, first, last, x, out, m);
-    case DType::kI4G128:
-      return gemv_range<DType::kI4G128>(w, w_stride, first, last, x, out, m);
-    default:
-      return gemv_range<DType::kQ8_0>(w, w_stride, first, last, x, out, m);
-  }
+  with_quantized_type(dtype,
+                      [&](auto type) { gemv_range<type()>(w, w_stride, first, last, x, out, m); });
 }
 
 }  // namespace baton::cpu::avx512
