@@ -1,5 +1,10 @@
 #include "core/buffer.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -37,13 +42,23 @@ class HostBuffer final : public Buffer {
   size_t size_;
 };
 
-class BorrowedHostBuffer final : public Buffer {
+class MappedFileBuffer final : public Buffer {
  public:
-  BorrowedHostBuffer(std::byte* data, size_t bytes, std::shared_ptr<const void> keep_alive)
+  MappedFileBuffer(std::byte* data, size_t bytes, std::shared_ptr<const void> keep_alive)
       : data_(data), size_(bytes), keep_alive_(std::move(keep_alive)) {}
   std::byte* data() override { return data_; }
   size_t size() const override { return size_; }
   std::string_view device() const override { return "cpu"; }
+
+  // Only whole pages inside the range: the pages at its ends may hold neighbouring tensors.
+  void release_pages(size_t offset, size_t bytes) override {
+    const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    const auto begin = reinterpret_cast<uintptr_t>(data_ + offset);
+    const uintptr_t first = (begin + page - 1) / page * page;
+    const uintptr_t last = (begin + std::min(bytes, size_ - offset)) / page * page;
+    // Advice only: on failure the pages simply stay resident.
+    if (first < last) madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+  }
 
  private:
   std::byte* data_;
@@ -57,9 +72,11 @@ std::shared_ptr<Buffer> allocate_host_buffer(size_t bytes) {
   return std::make_shared<HostBuffer>(bytes);
 }
 
-std::shared_ptr<Buffer> wrap_host_memory(std::byte* data, size_t bytes,
+std::shared_ptr<Buffer> wrap_mapped_file(std::byte* data, size_t bytes,
                                          std::shared_ptr<const void> keep_alive) {
-  return std::make_shared<BorrowedHostBuffer>(data, bytes, std::move(keep_alive));
+  return std::make_shared<MappedFileBuffer>(data, bytes, std::move(keep_alive));
 }
+
+void Buffer::release_pages(size_t, size_t) {}
 
 }  // namespace baton

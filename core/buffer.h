@@ -16,14 +16,21 @@ class Buffer {
   // Name of the device family whose memory this is ("cpu" for host memory, mapped files too).
   virtual std::string_view device() const = 0;
   bool is_host() const { return device() == "cpu"; }
+  // Lets the OS reclaim the resident pages of [offset, offset + bytes) where that loses nothing:
+  // a read-only file mapping reads them back from the file when touched again. A no-op for
+  // memory that holds the only copy of its contents.
+  virtual void release_pages(size_t offset, size_t bytes);
+  // The contents are no longer needed: pooled memory goes back to its pool, and a later data()
+  // gives zeroed memory again. A no-op for memory that is not pooled.
+  virtual void discard() {}
 };
 
 // Aligned, zero-initialised host memory.
 std::shared_ptr<Buffer> allocate_host_buffer(size_t bytes);
 
-// Host memory owned by someone else (a memory-mapped file); `keep_alive` is held until the
-// buffer goes so the mapping outlives every tensor that views it.
-std::shared_ptr<Buffer> wrap_host_memory(std::byte* data, size_t bytes,
+// Part of a read-only memory-mapped file; `keep_alive` is held until the buffer goes so the
+// mapping outlives every tensor that views it.
+std::shared_ptr<Buffer> wrap_mapped_file(std::byte* data, size_t bytes,
                                          std::shared_ptr<const void> keep_alive);
 
 }  // namespace baton

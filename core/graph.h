@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,12 +47,19 @@ class Graph {
 
   const std::vector<Node>& nodes() const { return nodes_; }
 
+  // Declares the tensors the caller reads after execution. Once declared, a backend may reuse
+  // the memory of every other node output after its last reader, so a step holds a few
+  // activations at a time; undeclared, every output stays readable (tests compare node by node).
+  void set_outputs(std::vector<Tensor> outputs) { outputs_ = std::move(outputs); }
+  const std::optional<std::vector<Tensor>>& outputs() const { return outputs_; }
+
  private:
   Tensor append(OpKind op, std::vector<Tensor> inputs, DType out_dtype, Shape out_shape,
                 OpParams params, std::string name);
 
   TensorAllocator allocate_;
   std::vector<Node> nodes_;
+  std::optional<std::vector<Tensor>> outputs_;
 };
 
 }  // namespace baton

@@ -15,6 +15,7 @@
 #include "backends/cpu/host_buffer_pool.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/packed_weights.h"
+#include "backends/cpu/matmul/panel_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/kv_cache/paged_kv_cache.h"
@@ -111,6 +112,8 @@ class CpuBackend final : public Backend {
     if (options.prepack_weights) {
       packed_ = std::make_unique<cpu::PackedWeights>();
       ctx_.packed = packed_.get();
+      panels_ = std::make_unique<cpu::PanelWeights>();
+      ctx_.panels = panels_.get();
     }
   }
 
@@ -124,10 +127,12 @@ class CpuBackend final : public Backend {
   std::shared_ptr<Buffer> allocate(size_t bytes) override { return pool_.allocate(bytes); }
 
   // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it. A 2-D
-  // float weight also gets its GEMM-layout copy for prefill, made here once rather than per call.
+  // float weight also gets its GEMM-layout copy for prefill, and a Q4_0 / Q8_0 weight its panel
+  // layout in place of the mapped pages, made here once rather than per call.
   Tensor import_tensor(const Tensor& host) override {
     if (!is_host(host)) return Backend::import_tensor(host);
     if (packed_) packed_->add(host, ctx_.threads);
+    if (panels_) panels_->add(host, ctx_.threads);
     return host;
   }
 
@@ -147,7 +152,7 @@ class CpuBackend final : public Backend {
                         "): unsupported inputs " + describe_inputs(node));
       }
     }
-    cpu::execute(ctx_, graph.nodes());
+    cpu::execute(ctx_, graph);
   }
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
@@ -174,6 +179,7 @@ class CpuBackend final : public Backend {
   }
 
   std::unique_ptr<cpu::PackedWeights> packed_;
+  std::unique_ptr<cpu::PanelWeights> panels_;
   // A step's activations come back to the pool when its graph goes; the cap bounds what an
   // unusually large step leaves cached.
   cpu::HostBufferPool pool_{size_t{4} << 30};

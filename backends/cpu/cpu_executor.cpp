@@ -4,7 +4,10 @@
 // nodes and the caller see the same results; it only saves re-reading the intermediate.
 
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <variant>
+#include <vector>
 
 #include "backends/cpu/cpu_fused.h"
 #include "backends/cpu/cpu_kernels.h"
@@ -73,16 +76,50 @@ void run_node(const Context& ctx, const Node& node) {
   }
 }
 
+// For each node, the buffers of earlier node outputs it reads last, when the graph declares its
+// outputs; those and the declared outputs' buffers are kept. A buffer is only discarded after
+// its last reader, so views of one buffer (reshapes) are covered by whichever is read last.
+std::vector<std::vector<Buffer*>> discards_after(const Graph& graph) {
+  const std::vector<Node>& nodes = graph.nodes();
+  std::vector<std::vector<Buffer*>> discards(nodes.size());
+  if (!graph.outputs()) return discards;
+  std::unordered_set<const Buffer*> kept;
+  for (const Tensor& t : *graph.outputs()) kept.insert(t.buffer().get());
+  std::unordered_set<const Buffer*> produced;
+  std::unordered_map<Buffer*, size_t> last_reader;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    for (const Tensor& in : nodes[i].inputs) {
+      if (in.defined() && produced.contains(in.buffer().get())) last_reader[in.buffer().get()] = i;
+    }
+    if (nodes[i].output.defined()) produced.insert(nodes[i].output.buffer().get());
+  }
+  for (const auto& [buffer, reader] : last_reader) {
+    if (!kept.contains(buffer)) discards[reader].push_back(buffer);
+  }
+  return discards;
+}
+
 std::string describe(const Node& node) {
   return "node '" + node.name + "' (" + std::string(to_string(node.op)) + ")";
 }
 
 }  // namespace
 
-void execute(const Context& ctx, std::span<const Node> nodes) {
+void execute(const Context& ctx, const Graph& graph) {
+  const std::vector<Node>& nodes = graph.nodes();
+  const std::vector<std::vector<Buffer*>> discards = discards_after(graph);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const Fusion fusion = i + 1 < nodes.size() ? fusion_of(nodes[i], nodes[i + 1]) : Fusion::kNone;
+    const size_t last = fusion == Fusion::kNone ? i : i + 1;
     try {
+      // Pooled buffers (outputs, and a KV cache on its first step) take their memory here,
+      // before the kernels' threads touch them.
+      for (size_t j = i; j <= last; ++j) {
+        if (nodes[j].output.defined()) nodes[j].output.raw();
+        for (const Tensor& in : nodes[j].inputs) {
+          if (in.defined()) in.raw();
+        }
+      }
       if (fusion == Fusion::kNone) {
         run_node(ctx, nodes[i]);
       } else {
@@ -93,7 +130,10 @@ void execute(const Context& ctx, std::span<const Node> nodes) {
       if (fusion != Fusion::kNone) where += " fused with " + describe(nodes[i + 1]);
       throw Error(e.category(), "cpu backend, " + where + ": " + e.what());
     }
-    if (fusion != Fusion::kNone) ++i;
+    for (size_t j = i; j <= last; ++j) {
+      for (Buffer* buffer : discards[j]) buffer->discard();
+    }
+    i = last;
   }
 }
 

@@ -13,17 +13,23 @@
 namespace baton::cpu {
 
 class PackedWeights;
+class PanelWeights;
 
 struct Context {
   int threads = 1;  // OpenMP threads for every parallel loop
   // The backend's prepacked float weights for the prefill GEMM (matmul/packed_weights.h); null
   // when prepacking is off.
   const PackedWeights* packed = nullptr;
+  // Its Q4_0 / Q8_0 weights repacked for the AVX-512 panel kernel (matmul/panel_weights.h); null
+  // when prepacking is off.
+  const PanelWeights* panels = nullptr;
 };
 
-// Runs `nodes` in order (after the backend has checked supports() for each); errors name the
-// node. Adjacent nodes may be fused into one pass where that saves a trip over memory.
-void execute(const Context& ctx, std::span<const Node> nodes);
+// Runs the graph's nodes in order (after the backend has checked supports() for each); errors
+// name the node. Adjacent nodes may be fused into one pass where that saves a trip over memory.
+// When the graph declares its outputs, every other node output is discarded (its pooled memory
+// reused) after its last reader.
+void execute(const Context& ctx, const Graph& graph);
 
 // Weight dtypes that matmul and embedding decode (see cpu_dequantize.h).
 bool is_weight_dtype(DType dtype);

@@ -1,5 +1,6 @@
 #include "backends/cpu/host_buffer_pool.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -26,31 +27,85 @@ struct HostBufferPool::State {
   size_t cached = 0;
   size_t max_cached;
 
+  // Zero-filled memory of at least `bytes`; `capacity` receives its size.
+  Memory take(size_t bytes, size_t& capacity) {
+    capacity = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    Memory memory;
+    {
+      std::lock_guard lock(mutex);
+      // The smallest cached block that fits, if it wastes less than half of itself.
+      const auto it = free.lower_bound(capacity);
+      if (it != free.end() && it->first <= 2 * capacity) {
+        capacity = it->first;
+        memory = std::move(it->second);
+        cached -= capacity;
+        free.erase(it);
+      }
+    }
+    if (!memory) memory = fresh(capacity);
+    std::memset(memory.get(), 0, bytes);
+    return memory;
+  }
+
   void give_back(Memory memory, size_t capacity) {
     std::lock_guard lock(mutex);
     if (cached + capacity > max_cached) return;  // `memory` frees itself
     cached += capacity;
     free.emplace(capacity, std::move(memory));
   }
+
+  static Memory fresh(size_t capacity) {
+    Memory memory(static_cast<std::byte*>(std::aligned_alloc(kAlignment, capacity)));
+    if (!memory) {
+      throw Error(ErrorCategory::kOutOfMemory,
+                  "cannot allocate " + std::to_string(capacity) + " bytes of host memory");
+    }
+    return memory;
+  }
 };
 
 namespace {
 
+// Takes its memory from the pool at the first data() and gives it back on discard() or
+// destruction, so a graph's outputs hold memory only while they are live. The first data() may
+// come from several kernel threads at once (a KV cache first written by a parallel loop), so
+// taking the memory is guarded.
 class PooledBuffer final : public Buffer {
  public:
-  PooledBuffer(Memory memory, size_t size, size_t capacity,
-               std::weak_ptr<HostBufferPool::State> pool)
-      : memory_(std::move(memory)), size_(size), capacity_(capacity), pool_(std::move(pool)) {}
-  ~PooledBuffer() override {
-    if (auto pool = pool_.lock()) pool->give_back(std::move(memory_), capacity_);
+  PooledBuffer(size_t size, std::weak_ptr<HostBufferPool::State> pool)
+      : size_(size), pool_(std::move(pool)) {}
+  ~PooledBuffer() override { discard(); }
+
+  std::byte* data() override {
+    if (std::byte* p = data_.load(std::memory_order_acquire)) return p;
+    std::lock_guard lock(mutex_);
+    if (!memory_) {
+      if (auto pool = pool_.lock()) {
+        memory_ = pool->take(size_, capacity_);
+      } else {
+        memory_ = HostBufferPool::State::fresh(std::max<size_t>(size_, 1));
+        std::memset(memory_.get(), 0, size_);
+      }
+      data_.store(memory_.get(), std::memory_order_release);
+    }
+    return memory_.get();
   }
-  std::byte* data() override { return memory_.get(); }
   size_t size() const override { return size_; }
   std::string_view device() const override { return "cpu"; }
 
+  void discard() override {
+    std::lock_guard lock(mutex_);
+    if (!memory_) return;
+    data_.store(nullptr, std::memory_order_release);
+    if (auto pool = pool_.lock()) pool->give_back(std::move(memory_), capacity_);
+    memory_.reset();
+  }
+
  private:
+  std::mutex mutex_;
+  std::atomic<std::byte*> data_{nullptr};
   Memory memory_;
-  size_t size_, capacity_;
+  size_t size_, capacity_ = 0;
   std::weak_ptr<HostBufferPool::State> pool_;
 };
 
@@ -63,29 +118,7 @@ HostBufferPool::HostBufferPool(size_t max_cached_bytes) : state_(std::make_share
 HostBufferPool::~HostBufferPool() = default;
 
 std::shared_ptr<Buffer> HostBufferPool::allocate(size_t bytes) {
-  const size_t capacity = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
-  Memory memory;
-  size_t got = capacity;
-  {
-    std::lock_guard lock(state_->mutex);
-    // The smallest cached block that fits, if it wastes less than half of itself.
-    const auto it = state_->free.lower_bound(capacity);
-    if (it != state_->free.end() && it->first <= 2 * capacity) {
-      got = it->first;
-      memory = std::move(it->second);
-      state_->cached -= got;
-      state_->free.erase(it);
-    }
-  }
-  if (!memory) {
-    memory.reset(static_cast<std::byte*>(std::aligned_alloc(kAlignment, capacity)));
-    if (!memory) {
-      throw Error(ErrorCategory::kOutOfMemory,
-                  "cannot allocate " + std::to_string(bytes) + " bytes of host memory");
-    }
-  }
-  std::memset(memory.get(), 0, bytes);
-  return std::make_shared<PooledBuffer>(std::move(memory), bytes, got, state_);
+  return std::make_shared<PooledBuffer>(bytes, state_);
 }
 
 size_t HostBufferPool::cached_bytes() const {

@@ -10,6 +10,7 @@ std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvC
     return backend.allocate_tensor(dtype, std::move(shape));
   });
   const Tensor logits = model.build_step(graph, input, cache);
+  graph.set_outputs({logits});
   backend.execute(graph);
   std::vector<float> host(static_cast<size_t>(logits.numel()));
   backend.download(host.data(), logits, host.size() * sizeof(float));

@@ -378,7 +378,7 @@ Tensor GgufFile::tensor(std::string_view name) const {
   }
   // The mapping is read-only: the const_cast only satisfies Buffer's interface.
   auto* data = const_cast<std::byte*>(bytes_ + data_offset_ + info->offset);
-  return Tensor(*dtype, info->shape, wrap_host_memory(data, info->nbytes, mapping_));
+  return Tensor(*dtype, info->shape, wrap_mapped_file(data, info->nbytes, mapping_));
 }
 
 }  // namespace baton::gguf

@@ -9,16 +9,16 @@
 namespace baton {
 namespace {
 
-// Prompts of exactly prompt_tokens random ids, skipping the first ids (control and byte tokens
-// in SentencePiece vocabularies).
-std::vector<Request> random_requests(int32_t n_vocab, const OfflineThroughputOptions& o,
-                                     const GenerationParams& params) {
-  std::mt19937_64 rng(o.seed);
+// `count` prompts of exactly prompt_tokens random ids drawn with `seed`, skipping the first ids
+// (control and byte tokens in SentencePiece vocabularies).
+std::vector<Request> random_requests(int32_t n_vocab, int32_t count, int32_t prompt_tokens,
+                                     uint64_t seed, const GenerationParams& params) {
+  std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int32_t> pick(std::min(300, n_vocab - 1), n_vocab - 1);
   std::vector<Request> requests;
-  for (int32_t r = 0; r < o.requests; ++r) {
+  for (int32_t r = 0; r < count; ++r) {
     Request request{.params = params};
-    for (int32_t i = 0; i < o.prompt_tokens; ++i) request.prompt_tokens.push_back(pick(rng));
+    for (int32_t i = 0; i < prompt_tokens; ++i) request.prompt_tokens.push_back(pick(rng));
     requests.push_back(std::move(request));
   }
   return requests;
@@ -46,8 +46,14 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
                        .threads = o.threads,
                        .max_seqs = concurrency,
                        .kv_cache_dtype = o.kv_cache_dtype});
-    const std::vector<Request> requests = random_requests(llm.summary().n_vocab, o, params);
-    llm.generate({requests.front()});  // warm-up, untimed
+    const int32_t n_vocab = llm.summary().n_vocab;
+    const std::vector<Request> requests =
+        random_requests(n_vocab, o.requests, o.prompt_tokens, o.seed, params);
+    // Untimed warm-up with steps of the timed run's shape: the first step of each size takes
+    // fresh memory for its activations (page faults cost seconds on some hosts), later ones
+    // reuse it. Other prompts, so that the timed run finds nothing in the prefix cache.
+    llm.generate(random_requests(n_vocab, std::min(concurrency, o.requests), o.prompt_tokens,
+                                 o.seed + 1, params));
     const auto start = std::chrono::steady_clock::now();
     const std::vector<GenerationOutput> outputs = llm.generate(requests);
     const double seconds =

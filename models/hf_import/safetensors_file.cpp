@@ -153,7 +153,7 @@ Tensor SafetensorsFile::tensor(std::string_view name) const {
   }
   // The mapping is read-only: the const_cast only satisfies Buffer's interface.
   return Tensor(info->dtype, info->shape,
-                wrap_host_memory(const_cast<std::byte*>(data), info->nbytes, mapping_));
+                wrap_mapped_file(const_cast<std::byte*>(data), info->nbytes, mapping_));
 }
 
 }  // namespace baton::hf

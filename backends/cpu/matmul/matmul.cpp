@@ -68,8 +68,13 @@ std::string describe_matmul_paths(bool prepacked) {
       kquant = quantized;
       break;
   }
-  return describe_float_matmul_paths(prepacked) +
-         "q8_0, q4_0, q4_1, q5_0, q5_1 weights: " + quantized +
+  const std::string panels =
+      active_isa() == Isa::kAvx512 && prepacked
+          ? "q8_0, q4_0 weights: x quantized to int8 blocks; AVX-512 VNNI kernel for any rows of "
+            "x on panels of 32 weight rows, repacked at load in place of the file's blocks\n"
+          : "";
+  const std::string legacy = panels.empty() ? "q8_0, q4_0, q4_1, q5_0, q5_1" : "q4_1, q5_0, q5_1";
+  return describe_float_matmul_paths(prepacked) + panels + legacy + " weights: " + quantized +
          ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + quantized +
          ", on the file's rows in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
          ", on the file's super-blocks in place\n";

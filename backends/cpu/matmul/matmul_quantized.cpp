@@ -8,6 +8,7 @@
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul.h"
+#include "backends/cpu/matmul/panel_weights.h"
 #include "backends/cpu/matmul/quantized.h"
 
 namespace baton::cpu {
@@ -34,6 +35,7 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
+  const std::byte* panels = isa == Isa::kAvx512 && ctx.panels ? ctx.panels->find(w) : nullptr;
   const Kernels kernels = choose_kernels(isa, n);
   const int32_t offset = weight_offset(w.dtype());
   QuantizedRows xq(n, k);
@@ -41,7 +43,8 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   const std::byte* wp = w.raw();
   const size_t w_stride = w.row_bytes();
   float* op = out.data<float>();
-  const int64_t chunks = (m + kernels.chunk - 1) / kernels.chunk;
+  const int64_t chunk = panels ? kPanelRows : kernels.chunk;
+  const int64_t chunks = (m + chunk - 1) / chunk;
 #pragma omp parallel num_threads(ctx.threads)
   {
 #pragma omp for
@@ -53,7 +56,11 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
     // prefetchers follow; dynamic hand-out of small chunks measured about half the tok/s.
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t first = c * kernels.chunk, last = std::min(m, first + kernels.chunk);
+      if (panels) {
+        avx512::panel_matmul(w.dtype(), panels, c, c + 1, xq, op, m);
+        continue;
+      }
+      const int64_t first = c * chunk, last = std::min(m, first + chunk);
       kernels.kernel(w.dtype(), wp, w_stride, first, last, xq, op, m);
     }
   }

@@ -134,6 +134,10 @@ void gemv(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64
 void gemm(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
           const QuantizedRows& x, float* out, int64_t m);
 constexpr int64_t kGemmPanel = 32;
+// Any rows of x against Q4_0 / Q8_0 weights repacked into panels (matmul/panel_weights.h):
+// out[r * m + j] for panels [first, last), that is weight rows [32 * first, min(m, 32 * last)).
+void panel_matmul(DType dtype, const std::byte* panels, int64_t first, int64_t last,
+                  const QuantizedRows& x, float* out, int64_t m);
 }  // namespace avx512
 
 namespace avx2 {

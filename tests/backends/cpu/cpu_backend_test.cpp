@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "backends/cpu/host_buffer_pool.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "tests/backends/cpu/cpu_test_util.h"
@@ -93,6 +96,32 @@ TEST(CpuBackend, F16CachesAreSupportedButMixedCacheDtypesAreNot) {
   g.attention(q, f16, f32, {.scale = 1.0f, .batch = batch});
   EXPECT_TRUE(backend->supports(g.nodes()[0]));
   EXPECT_FALSE(backend->supports(g.nodes()[1]));
+}
+
+TEST(HostBufferPool, BuffersTakeMemoryAtFirstUseAndGiveItBackOnDiscard) {
+  cpu::HostBufferPool pool(size_t{1} << 20);
+  const std::shared_ptr<Buffer> buffer = pool.allocate(1000);
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+  buffer->data()[0] = std::byte{7};
+  buffer->discard();
+  EXPECT_EQ(pool.cached_bytes(), 1024u) << "1000 bytes rounded up to whole cache lines";
+  EXPECT_EQ(buffer->data()[0], std::byte{0}) << "memory taken again is zeroed";
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+}
+
+// A KV cache's first write comes from a kernel's parallel loop: every thread must see one block.
+TEST(HostBufferPool, ThreadsTouchingAFreshBufferAtOnceShareItsMemory) {
+  cpu::HostBufferPool pool(size_t{1} << 20);
+  for (int round = 0; round < 20; ++round) {
+    const std::shared_ptr<Buffer> buffer = pool.allocate(4096);
+    std::vector<std::byte*> seen(8);
+    std::vector<std::thread> threads;
+    for (size_t t = 0; t < seen.size(); ++t) {
+      threads.emplace_back([&, t] { seen[t] = buffer->data(); });
+    }
+    for (std::thread& t : threads) t.join();
+    EXPECT_EQ(std::count(seen.begin(), seen.end(), seen[0]), 8);
+  }
 }
 
 }  // namespace

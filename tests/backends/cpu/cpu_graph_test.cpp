@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "ops/reference.h"
@@ -130,6 +133,42 @@ TEST(CpuGraph, OneAndTwoThreadsGiveIdenticalResults) {
     SCOPED_TRACE("output " + std::to_string(i));
     expect_identical(results[0][i], results[1][i]);
   }
+}
+
+// With its outputs declared, the step's intermediates give their memory back after their last
+// reader, and the declared outputs come out as when every node output is kept.
+TEST(CpuGraph, DeclaredOutputsKeepTheirValuesWhileIntermediatesAreDiscarded) {
+  const Step step;
+  std::vector<Tensor> kept_all, declared;
+  std::vector<size_t> memory_held;
+  for (bool declare : {false, true}) {
+    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = 2});
+    Graph g = testing::graph_on(*backend);
+    Tensor kc = copy_of(step.k_cache), vc = copy_of(step.v_cache);
+    step.build(g, kc, vc);
+    const Tensor probs = g.nodes()[g.nodes().size() - 2].output;
+    const Tensor next = g.nodes().back().output;
+    if (declare) g.set_outputs({probs, next});
+    backend->execute(g);
+    (declare ? declared : kept_all) = {probs, next, kc, vc};
+    // A discarded buffer takes fresh, zeroed memory when read again.
+    size_t held = 0;
+    for (const Node& node : g.nodes()) {
+      const Tensor& out = node.output;
+      if (!out.defined() || out.buffer() == probs.buffer() || out.buffer() == next.buffer()) {
+        continue;
+      }
+      held += std::any_of(out.raw(), out.raw() + out.nbytes(),
+                          [](std::byte b) { return b != std::byte{0}; });
+    }
+    memory_held.push_back(held);
+  }
+  for (size_t i = 0; i < declared.size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    expect_identical(kept_all[i], declared[i]);
+  }
+  EXPECT_EQ(memory_held[1], 0u) << "intermediates kept their values";
+  EXPECT_GT(memory_held[0], 10u);
 }
 
 }  // namespace

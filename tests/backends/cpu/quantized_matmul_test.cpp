@@ -3,13 +3,16 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/panel_weights.h"
 #include "ops/reference.h"
 #include "tests/backends/cpu/activation_quantization.h"
 #include "tests/backends/cpu/cpu_test_util.h"
@@ -18,6 +21,7 @@ namespace baton {
 namespace {
 
 using cpu::Isa;
+using testing::expect_identical;
 using testing::quantized_like_kernels;
 using testing::random_f32;
 using testing::random_weight;
@@ -92,6 +96,75 @@ TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
       }
     }
   }
+}
+
+// Q4_0 / Q8_0 weights imported into the backend run the AVX-512 panel kernel on their repacked
+// copy, with the same bounds; m = 33 and 100 leave a partial last panel.
+TEST_P(QuantizedMatMul, ImportedWeightsMatchReferenceWithinActivationQuantizationError) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
+  cpu::ScopedIsaOverride pin(isa);
+  uint32_t seed = 100;
+  for (int64_t k : {32, 96, 2048}) {
+    for (int64_t n : {1, 4, 7, 13}) {
+      for (int64_t m : {7, 33, 100}) {
+        std::ostringstream where;
+        where << "n=" << n << " k=" << k << " m=" << m;
+        SCOPED_TRACE(where.str());
+        Tensor x = random_f32({n, k}, ++seed);
+        Tensor w = random_weight(dtype, {m, k}, ++seed);
+        Tensor out = run_cpu([&](Graph& g) { return g.matmul(x, w); }, {w});
+        expect_within_bounds(out, x, w, isa != Isa::kGeneric);
+      }
+    }
+  }
+}
+
+// Each row of x gets the same bits alone as in a batch of 13: a request's greedy output must not
+// depend on which requests share its step.
+TEST_P(QuantizedMatMul, ImportedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
+  if (isa != Isa::kAvx512) GTEST_SKIP() << "only the AVX-512 kernels read repacked weights";
+  cpu::ScopedIsaOverride pin(isa);
+  const int64_t n = 13, k = 256, m = 70;
+  Tensor x = random_f32({n, k}, 7);
+  Tensor w = random_weight(dtype, {m, k}, 8);
+  Tensor batched = run_cpu([&](Graph& g) { return g.matmul(x, w); }, {w});
+  for (int64_t r = 0; r < n; ++r) {
+    Tensor row = Tensor::host(DType::kF32, {1, k});
+    std::copy_n(x.data<float>() + r * k, k, row.data<float>());
+    Tensor alone = run_cpu([&](Graph& g) { return g.matmul(row, w); }, {w});
+    for (int64_t j = 0; j < m; ++j) {
+      ASSERT_EQ(alone.data<float>()[j], batched.data<float>()[r * m + j])
+          << "row " << r << ", " << j;
+    }
+  }
+}
+
+// The backend's import repacks the weight, and matmul reads the repacked copy: the result equals
+// the panel kernel's, called on a PanelWeights of its own.
+TEST_P(QuantizedMatMul, ImportRepacksTheWeightIntoPanelsOfTheSameSize) {
+  const auto [isa, dtype] = GetParam();
+  if (isa != Isa::kAvx512) GTEST_SKIP() << "only the AVX-512 kernels read repacked weights";
+  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
+  cpu::ScopedIsaOverride pin(isa);
+  const int64_t n = 3, k = 512, m = 64;
+  Tensor x = random_f32({n, k}, 11);
+  Tensor w = random_weight(dtype, {m, k}, 12);
+  cpu::PanelWeights panels;
+  ASSERT_TRUE(panels.add(w, 1));
+  ASSERT_NE(panels.find(w), nullptr);
+  if (dtype == DType::kQ4_0) {
+    EXPECT_EQ(panels.bytes(), w.nbytes());
+  }
+  EXPECT_FALSE(panels.add(random_f32({m, k}, 13), 1));
+  EXPECT_FALSE(panels.add(random_weight(DType::kQ4_K, {m, 256}, 14), 1));
+
+  Tensor direct = Tensor::host(DType::kF32, {n, m});
+  cpu::matmul(cpu::Context{.threads = 1, .panels = &panels}, x, w, direct);
+  Tensor imported = run_cpu([&](Graph& g) { return g.matmul(x, w); }, {w});
+  expect_identical(direct, imported);
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, QuantizedMatMul,

@@ -122,6 +122,21 @@ TEST(GgufFile, TensorBytesMatchTheLlama2cCheckpoint) {
   EXPECT_EQ(std::memcmp(token_embd.raw(), embedding, kEmbeddingFloats * 4), 0);
 }
 
+// A repacked weight gives its mapped pages back; they read back from the file unchanged.
+TEST(GgufFile, ReleasedPagesOfATensorReadBackUnchanged) {
+  const std::filesystem::path checkpoint = baton::testing::shared_model("stories260K.bin");
+  BATON_REQUIRE_SHARED_FILE(stories_path());
+  BATON_REQUIRE_SHARED_FILE(checkpoint);
+  const std::vector<std::byte> weights = read_bytes(checkpoint);
+  const GgufFile file = GgufFile::open(stories_path());
+  const Tensor token_embd = file.tensor("token_embd.weight");
+  const auto offset = static_cast<size_t>(token_embd.raw() - token_embd.buffer()->data());
+  token_embd.buffer()->release_pages(offset, token_embd.nbytes());
+  EXPECT_EQ(
+      std::memcmp(token_embd.raw(), weights.data() + kCheckpointHeaderBytes, kEmbeddingFloats * 4),
+      0);
+}
+
 TEST(GgufFile, GettersNameTheKeyWhenMissingOrOfAnotherType) {
   BATON_REQUIRE_SHARED_FILE(stories_path());
   const GgufFile file = GgufFile::open(stories_path());
