@@ -52,6 +52,7 @@ class MappedFileBuffer final : public Buffer {
 
   // Only whole pages inside the range: the pages at its ends may hold neighbouring tensors.
   void release_pages(size_t offset, size_t bytes) override {
+    if (offset >= size_) return;
     const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
     const auto begin = reinterpret_cast<uintptr_t>(data_ + offset);
     const uintptr_t first = (begin + page - 1) / page * page;

@@ -127,12 +127,12 @@ class CpuBackend final : public Backend {
   std::shared_ptr<Buffer> allocate(size_t bytes) override { return pool_.allocate(bytes); }
 
   // Host memory (a memory-mapped weight) is already ours: use it in place, never copy it. A 2-D
-  // float weight also gets its GEMM-layout copy for prefill, and a Q4_0 / Q8_0 weight its panel
-  // layout in place of the mapped pages, made here once rather than per call.
+  // float weight also gets its GEMM-layout copy for prefill, made here once rather than per call.
+  // (Q4_0 / Q8_0 weights get their panel layout at their first matmul, so that an embedding
+  // table, which only the embedding reads, stays as mapped.)
   Tensor import_tensor(const Tensor& host) override {
     if (!is_host(host)) return Backend::import_tensor(host);
     if (packed_) packed_->add(host, ctx_.threads);
-    if (panels_) panels_->add(host, ctx_.threads);
     return host;
   }
 

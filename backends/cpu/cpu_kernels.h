@@ -4,8 +4,6 @@
 // already checked dtypes with supports() and shapes through the Graph builder; kernels check
 // only data-dependent indices (ids, rows, block tables), before their parallel loops.
 
-#include <span>
-
 #include "core/graph.h"
 #include "core/tensor.h"
 #include "ops/op.h"
@@ -20,9 +18,9 @@ struct Context {
   // The backend's prepacked float weights for the prefill GEMM (matmul/packed_weights.h); null
   // when prepacking is off.
   const PackedWeights* packed = nullptr;
-  // Its Q4_0 / Q8_0 weights repacked for the AVX-512 panel kernel (matmul/panel_weights.h); null
-  // when prepacking is off.
-  const PanelWeights* panels = nullptr;
+  // Its Q4_0 / Q8_0 weights repacked for the AVX-512 panel kernel at their first matmul
+  // (matmul/panel_weights.h); null when prepacking is off.
+  PanelWeights* panels = nullptr;
 };
 
 // Runs the graph's nodes in order (after the backend has checked supports() for each); errors

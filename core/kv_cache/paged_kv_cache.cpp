@@ -22,6 +22,10 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend) : shape_
   for (int32_t layer = 0; layer < shape.n_layers; ++layer) {
     keys_.push_back(backend.allocate_tensor(shape.dtype, pool));
     values_.push_back(backend.allocate_tensor(shape.dtype, pool));
+    // Pooled host memory is taken at first use: take it now, so that a pool too large for the
+    // machine fails here, naming its size, rather than in the first step.
+    keys_.back().raw();
+    values_.back().raw();
   }
 }
 

@@ -71,7 +71,7 @@ std::string describe_matmul_paths(bool prepacked) {
   const std::string panels =
       active_isa() == Isa::kAvx512 && prepacked
           ? "q8_0, q4_0 weights: x quantized to int8 blocks; AVX-512 VNNI kernel for any rows of "
-            "x on panels of 32 weight rows, repacked at load in place of the file's blocks\n"
+            "x on panels of 32 weight rows, repacked at first use in place of the file's blocks\n"
           : "";
   const std::string legacy = panels.empty() ? "q8_0, q4_0, q4_1, q5_0, q5_1" : "q4_1, q5_0, q5_1";
   return describe_float_matmul_paths(prepacked) + panels + legacy + " weights: " + quantized +

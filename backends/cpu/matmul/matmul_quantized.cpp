@@ -35,7 +35,8 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  const std::byte* panels = isa == Isa::kAvx512 && ctx.panels ? ctx.panels->find(w) : nullptr;
+  const std::byte* panels =
+      isa == Isa::kAvx512 && ctx.panels ? ctx.panels->find_or_add(w, ctx.threads) : nullptr;
   const Kernels kernels = choose_kernels(isa, n);
   const int32_t offset = weight_offset(w.dtype());
   QuantizedRows xq(n, k);

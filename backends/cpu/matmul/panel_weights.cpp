@@ -4,16 +4,15 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
-#include "backends/cpu/isa/cpu_isa.h"
 #include "baton/error.h"
 
 namespace baton::cpu {
 namespace {
 
 constexpr size_t kAlignment = 64;  // panel blocks are whole zmm loads
-constexpr int64_t kBlock = 32;     // elements per Q4_0 / Q8_0 block
 constexpr int kLanes = 16;         // weight rows per zmm
 
 struct FreeDeleter {
@@ -52,7 +51,7 @@ void pack_block(const std::byte* w, size_t w_stride, int64_t row0, int64_t rows,
 
 template <typename Block>
 void pack(const Tensor& w, std::byte* out, int threads) {
-  const int64_t rows = w.dim(0), blocks = w.dim(1) / kBlock;
+  const int64_t rows = w.dim(0), blocks = w.dim(1) / kQK4_0;
   const int64_t panels = (rows + kPanelRows - 1) / kPanelRows;
   const size_t block_bytes = panel_block_bytes(w.dtype());
 #pragma omp parallel for num_threads(threads) schedule(static)
@@ -83,16 +82,21 @@ struct PanelWeights::Impl {
 PanelWeights::PanelWeights() : impl_(std::make_unique<Impl>()) {}
 PanelWeights::~PanelWeights() = default;
 
-bool PanelWeights::add(const Tensor& w, int threads) {
+const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
   const DType dtype = w.dtype();
   if (w.rank() != 2 || (dtype != DType::kQ4_0 && dtype != DType::kQ8_0) || !w.buffer()->is_host() ||
-      w.dim(1) % kBlock != 0 || !is_supported(Isa::kAvx512)) {
-    return false;
+      w.dim(1) % kQK4_0 != 0) {
+    return nullptr;
   }
   const std::lock_guard lock(impl_->mutex);
+  if (const auto it = impl_->panels.find(w.raw()); it != impl_->panels.end()) {
+    const Panels& p = it->second;
+    if (!p.source.expired() && p.dtype == dtype && p.shape == w.shape()) return p.data.get();
+  }
   impl_->forget_expired();
-  const int64_t panels = (w.dim(0) + kPanelRows - 1) / kPanelRows;
-  const size_t bytes = static_cast<size_t>(panels * (w.dim(1) / kBlock)) * panel_block_bytes(dtype);
+  const int64_t panel_count = (w.dim(0) + kPanelRows - 1) / kPanelRows;
+  const size_t bytes =
+      static_cast<size_t>(panel_count * (w.dim(1) / kQK4_0)) * panel_block_bytes(dtype);
   auto* data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, bytes));
   if (!data) {
     throw Error(ErrorCategory::kOutOfMemory, "cannot allocate " + std::to_string(bytes) +
@@ -108,16 +112,7 @@ bool PanelWeights::add(const Tensor& w, int threads) {
   w.buffer()->release_pages(static_cast<size_t>(w.raw() - w.buffer()->data()), w.nbytes());
   impl_->bytes += bytes;
   Panels entry{w.buffer(), dtype, w.shape(), {data, FreeDeleter{}}, bytes};
-  impl_->panels.insert_or_assign(w.raw(), std::move(entry));
-  return true;
-}
-
-const std::byte* PanelWeights::find(const Tensor& w) const {
-  const std::lock_guard lock(impl_->mutex);
-  const auto it = impl_->panels.find(w.raw());
-  if (it == impl_->panels.end() || it->second.source.expired()) return nullptr;
-  const Panels& p = it->second;
-  return p.dtype == w.dtype() && p.shape == w.shape() ? p.data.get() : nullptr;
+  return impl_->panels.insert_or_assign(w.raw(), std::move(entry)).first->second.data.get();
 }
 
 size_t PanelWeights::bytes() const {

@@ -16,7 +16,9 @@
 // Panels are contiguous, block after block, so each thread streams one run of memory.
 //
 // The copy replaces the mapped original in memory: once packed, the original's pages are given
-// back (they stay mapped and read back from the file if another path needs them).
+// back (they stay mapped and read back from the file if another path needs them). Weights are
+// repacked at their first matmul, not at import, so a table only the embedding reads is never
+// copied.
 
 #include <cstddef>
 #include <cstdint>
@@ -40,11 +42,10 @@ class PanelWeights {
   PanelWeights(const PanelWeights&) = delete;
   PanelWeights& operator=(const PanelWeights&) = delete;
 
-  // Repacks a 2-D Q4_0 or Q8_0 host tensor with `threads` OpenMP threads when this CPU runs
-  // the AVX-512 kernels; returns false and keeps nothing otherwise.
-  bool add(const Tensor& w, int threads);
-  // w's panels (panel p, block b at (p * blocks + b) * panel_block_bytes), or null.
-  const std::byte* find(const Tensor& w) const;
+  // w's panels (panel p, block b at (p * blocks + b) * panel_block_bytes), repacking w with
+  // `threads` OpenMP threads the first time; null for anything but a 2-D Q4_0 or Q8_0 host
+  // tensor. Only the AVX-512 kernels read panels: call it when they run.
+  const std::byte* find_or_add(const Tensor& w, int threads);
 
   size_t bytes() const;
 

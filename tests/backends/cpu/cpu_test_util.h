@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include <functional>
-#include <vector>
 
 #include "backends/cpu/cpu_backend.h"
 #include "core/graph.h"
@@ -23,14 +22,13 @@ inline Graph graph_on(Backend& backend) {
 
 // build(graph) appends the nodes under test and returns the tensor to compare; it is called
 // once per thread count, so it must not share tensors that the graph writes (KV caches).
-// `weights` are imported into each backend first, as a model's are, so that the kernels that
-// read prepacked copies run.
-inline Tensor run_cpu(const std::function<Tensor(Graph&)>& build,
-                      const std::vector<Tensor>& weights = {}) {
+// Without prepacking, quantized weights are read in the file's layout by the kernels that also
+// serve backends with prepacking off.
+inline Tensor run_cpu(const std::function<Tensor(Graph&)>& build, bool prepack_weights = true) {
   Tensor outputs[2];
   for (int threads : {1, 2}) {
-    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = threads});
-    for (const Tensor& w : weights) EXPECT_EQ(backend->import_tensor(w).raw(), w.raw());
+    std::unique_ptr<Backend> backend =
+        make_cpu_backend({.threads = threads, .prepack_weights = prepack_weights});
     Graph graph = graph_on(*backend);
     outputs[threads - 1] = build(graph);
     backend->execute(graph);
