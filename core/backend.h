@@ -39,12 +39,16 @@ class Backend {
   virtual std::string_view name() const = 0;
   virtual std::vector<DeviceInfo> devices() const = 0;
 
+  // Device memory for `bytes`. A backend may take it at the buffer's first data() (the CPU
+  // backend's pool does), so an allocation too large for the device can fail there; callers
+  // that want the failure up front touch data() once.
   virtual std::shared_ptr<Buffer> allocate(size_t bytes) = 0;
   Tensor allocate_tensor(DType dtype, Shape shape);
 
   // Whether execute() can run this node (its op and the dtypes of its inputs).
   virtual bool supports(const Node& node) const = 0;
-  // Runs every node in order; throws Error naming the first node it cannot run.
+  // Runs every node in order; throws Error naming the first node it cannot run. When the graph
+  // declares its outputs, the other node outputs may be discarded once their readers have run.
   virtual void execute(const Graph& graph) = 0;
 
   // Makes a host tensor (a memory-mapped weight) usable by this backend. The default copies it
