@@ -8,14 +8,13 @@
 // weight rows by 4 broadcast bytes of one x row, lanes are output columns, and a tile of kR x
 // rows x 32 columns keeps its int32 run dots and fp32 sums in registers.
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/matmul/kquant.h"
 #include "backends/cpu/matmul/kquant_decode_avx512.h"
+#include "backends/cpu/matmul/tile_avx512.h"
 
 namespace baton::cpu::avx512 {
 namespace {
@@ -134,13 +133,7 @@ void gemm_tile(const KQuantRows& x, int64_t r0, const Panel& panel, float* out, 
       acc[r][1] = _mm512_fmadd_ps(o.hi, sums, acc[r][1]);
     }
   }
-  const __mmask16 m0 = cols >= 16 ? 0xffff : (1u << cols) - 1;
-  const __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0;
-  for (int r = 0; r < kRows; ++r) {
-    float* o = out + (r0 + r) * m + j0;
-    _mm512_mask_storeu_ps(o, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(o + 16, m1, acc[r][1]);
-  }
+  store_tile<kRows>(acc, out, m, r0, j0, cols);
 }
 
 template <int kRun, int kRows>

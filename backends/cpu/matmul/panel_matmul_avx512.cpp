@@ -7,14 +7,6 @@
 // is computed by the same instructions whatever the tile's row count, so a row of x gets the
 // same result alone or in a batch (greedy decoding does not depend on batching).
 
-// GCC 12 warns that the undefined-vector idiom inside its own AVX-512 intrinsics is used
-// uninitialized (GCC bug 105593); the warning is about the header, not about callers.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
@@ -22,6 +14,7 @@
 
 #include "backends/cpu/matmul/panel_weights.h"
 #include "backends/cpu/matmul/quantized.h"
+#include "backends/cpu/matmul/tile_avx512.h"
 
 namespace baton::cpu::avx512 {
 namespace {
@@ -114,13 +107,7 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, floa
       acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(d1, dx), acc[r][1]);
     });
   }
-  const __mmask16 m0 = cols >= 16 ? 0xffff : (1u << cols) - 1;
-  const __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0;
-  for (int r = 0; r < kRows; ++r) {
-    float* o = out + (r0 + r) * m + j0;
-    _mm512_mask_storeu_ps(o, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(o + 16, m1, acc[r][1]);
-  }
+  store_tile<kRows>(acc, out, m, r0, j0, cols);
 }
 
 template <bool kNibbles, int kRows>

@@ -8,19 +8,12 @@
 // lanes are output columns, so no horizontal sums are needed. A tile of kR x rows x 32 columns
 // keeps its int32 block dots and fp32 sums in registers.
 
-// GCC 12 warns that the undefined-vector idiom inside its own AVX-512 intrinsics is used
-// uninitialized (GCC bug 105593); the warning is about the header, not about callers.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#pragma GCC diagnostic pop
-
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "backends/cpu/matmul/quantized.h"
+#include "backends/cpu/matmul/tile_avx512.h"
 
 namespace baton::cpu::avx512 {
 namespace {
@@ -147,13 +140,7 @@ void gemm_tile(const QuantizedRows& x, int64_t r0, const Panel& panel, float* ou
       }
     }
   }
-  const __mmask16 m0 = cols >= 16 ? 0xffff : (1u << cols) - 1;
-  const __mmask16 m1 = cols >= 32 ? 0xffff : cols > 16 ? (1u << (cols - 16)) - 1 : 0;
-  for (int r = 0; r < kRows; ++r) {
-    float* o = out + (r0 + r) * m + j0;
-    _mm512_mask_storeu_ps(o, m0, acc[r][0]);
-    _mm512_mask_storeu_ps(o + 16, m1, acc[r][1]);
-  }
+  store_tile<kRows>(acc, out, m, r0, j0, cols);
 }
 
 template <int kRows, bool kMinimum>
