@@ -29,7 +29,7 @@ struct HostBufferPool::State {
 
   // Zero-filled memory of at least `bytes`; `capacity` receives its size.
   Memory take(size_t bytes, size_t& capacity) {
-    capacity = std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
+    capacity = capacity_for(bytes);
     Memory memory;
     {
       std::lock_guard lock(mutex);
@@ -52,6 +52,11 @@ struct HostBufferPool::State {
     if (cached + capacity > max_cached) return;  // `memory` frees itself
     cached += capacity;
     free.emplace(capacity, std::move(memory));
+  }
+
+  // Whole cache lines, as aligned_alloc wants a multiple of the alignment.
+  static size_t capacity_for(size_t bytes) {
+    return std::max(kAlignment, (bytes + kAlignment - 1) / kAlignment * kAlignment);
   }
 
   static Memory fresh(size_t capacity) {
@@ -83,7 +88,8 @@ class PooledBuffer final : public Buffer {
       if (auto pool = pool_.lock()) {
         memory_ = pool->take(size_, capacity_);
       } else {
-        memory_ = HostBufferPool::State::fresh(std::max<size_t>(size_, 1));
+        capacity_ = HostBufferPool::State::capacity_for(size_);
+        memory_ = HostBufferPool::State::fresh(capacity_);
         std::memset(memory_.get(), 0, size_);
       }
       data_.store(memory_.get(), std::memory_order_release);

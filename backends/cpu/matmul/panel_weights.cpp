@@ -85,7 +85,7 @@ PanelWeights::~PanelWeights() = default;
 const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
   const DType dtype = w.dtype();
   if (w.rank() != 2 || (dtype != DType::kQ4_0 && dtype != DType::kQ8_0) || !w.buffer()->is_host() ||
-      w.dim(1) % kQK4_0 != 0) {
+      w.numel() == 0 || w.dim(1) % kQK4_0 != 0) {
     return nullptr;
   }
   const std::lock_guard lock(impl_->mutex);
@@ -97,21 +97,24 @@ const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
   const int64_t panel_count = (w.dim(0) + kPanelRows - 1) / kPanelRows;
   const size_t bytes =
       static_cast<size_t>(panel_count * (w.dim(1) / kQK4_0)) * panel_block_bytes(dtype);
-  auto* data = static_cast<std::byte*>(std::aligned_alloc(kAlignment, bytes));
-  if (!data) {
+  Panels entry{w.buffer(),
+               dtype,
+               w.shape(),
+               {static_cast<std::byte*>(std::aligned_alloc(kAlignment, bytes)), FreeDeleter{}},
+               bytes};
+  if (!entry.data) {
     throw Error(ErrorCategory::kOutOfMemory, "cannot allocate " + std::to_string(bytes) +
                                                  " bytes to repack a " +
                                                  std::string(to_string(dtype)) + " weight");
   }
-  std::memset(data, 0, bytes);
+  std::memset(entry.data.get(), 0, bytes);
   if (dtype == DType::kQ4_0) {
-    pack<BlockQ4_0>(w, data, threads);
+    pack<BlockQ4_0>(w, entry.data.get(), threads);
   } else {
-    pack<BlockQ8_0>(w, data, threads);
+    pack<BlockQ8_0>(w, entry.data.get(), threads);
   }
   w.buffer()->release_pages(static_cast<size_t>(w.raw() - w.buffer()->data()), w.nbytes());
   impl_->bytes += bytes;
-  Panels entry{w.buffer(), dtype, w.shape(), {data, FreeDeleter{}}, bytes};
   return impl_->panels.insert_or_assign(w.raw(), std::move(entry)).first->second.data.get();
 }
 
