@@ -64,24 +64,12 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
              backend),
       blocks_(config.n_blocks, config.block_size, config.prefix_caching),
       scheduler_(config.scheduler, blocks_, config_.context_size) {
-  warm_up();
-}
-
-// One token through the model in block 0, which no sequence holds yet (every sequence writes a
-// position's K/V before reading it). Backends that prepare a weight at its first use (the CPU
-// backend's Q4_0/Q8_0 panels) do it here, at load, rather than in the first request's time to
-// first token; a model the backend cannot run fails here too.
-void Engine::warm_up() {
-  auto layout = std::make_shared<PagedBatch>();
-  layout->block_size = config_.block_size;
-  layout->block_tables = {{0}};
-  layout->token_seq = {0};
-  layout->token_pos = {0};
-  StepInput input;
-  input.tokens = {0};
-  input.layout = std::move(layout);
-  input.logit_rows = {0};
-  run_step(model_, backend_, cache_, input);
+  // One token through the model at position 0, in block 0, which no sequence holds yet (every
+  // sequence writes a position's K/V before reading it). Backends that prepare a weight at its
+  // first use (the CPU backend's Q4_0/Q8_0 panels) do it here, at load, rather than in the first
+  // request's time to first token; a model the backend cannot run fails here too.
+  const int32_t token = 0;
+  SoloSequence(model_, backend_, cache_).step(std::span(&token, 1), {0});
 }
 
 Engine::~Engine() = default;

@@ -82,8 +82,6 @@ class Engine {
   const BlockManager& blocks() const { return blocks_; }
 
  private:
-  void warm_up();
-
   struct FinishedBeam {
     std::vector<int32_t> tokens;
     double cumulative_logprob;

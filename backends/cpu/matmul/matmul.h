@@ -11,7 +11,8 @@ namespace baton::cpu {
 
 // Any weight dtype, portable C++: the reference-accurate fallback and the kGeneric ISA level.
 void matmul_generic(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
-// Block-quantized weights (Q8_0, Q4_0) read in their GGUF layout.
+// Block-quantized weights (Q8_0, Q4_0, Q4_1, Q5_0, Q5_1; Baton's int8, int4): in their GGUF
+// layout, or Q4_0 / Q8_0 from repacked panels on AVX-512.
 void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 // K-quant weights (Q2_K .. Q6_K) read in their GGUF layout.
 void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);

@@ -1,5 +1,6 @@
 // Q8_0 / Q4_0 / int8 / int4 matmul: picks the ISA's kernels, quantizes x once, and hands threads
-// disjoint ranges of weight rows read in place from the (memory-mapped) GGUF data.
+// disjoint ranges of weight rows, read from Q4_0 / Q8_0's repacked panels on AVX-512 (when the
+// backend prepacks) and otherwise in place from the (memory-mapped) GGUF data.
 //
 // Which thread computes a column never changes its value: each kernel computes an output with
 // the same instruction sequence wherever its range starts, so 1 and N threads agree bit for bit.

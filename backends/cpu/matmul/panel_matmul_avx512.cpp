@@ -9,8 +9,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <type_traits>
-#include <utility>
 
 #include "backends/cpu/matmul/panel_weights.h"
 #include "backends/cpu/matmul/quantized.h"
@@ -29,33 +27,14 @@ inline __m512i broadcast_four(const int8_t* p) {
   return _mm512_set1_epi32(four);
 }
 
-// Calls f(std::integral_constant<int, r>{}) for r = 0 .. kCount - 1. The accumulator arrays are
-// indexed by these constants, so the compiler keeps them in registers; indexed by a loop
-// counter, even an unrolled one, GCC kept them on the stack (a load and store per block).
-template <int kCount, typename F>
-[[gnu::always_inline]] inline void for_each_row(F&& f) {
-  [&]<int... kR>(std::integer_sequence<int, kR...>) {
-    (f(std::integral_constant<int, kR>{}), ...);
-  }
-  (std::make_integer_sequence<int, kCount>{});
-}
-
 // kNibbles: Q4_0's panels; otherwise Q8_0's, one code per byte.
 template <bool kNibbles, int kRows>
 void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, float* out, int64_t m,
                 int64_t j0, int cols) {
   constexpr size_t kBlockBytes = panel_block_bytes(kNibbles ? DType::kQ4_0 : DType::kQ8_0);
   const int64_t nb = x.blocks;
-  const int8_t* xq[kRows];
-  const float* xd[kRows];
-  const int32_t* xc[kRows];
   __m512 acc[kRows][2];
-  for_each_row<kRows>([&](auto r) {
-    xq[r] = x.qs_row(r0 + r);
-    xd[r] = x.d_row(r0 + r);
-    xc[r] = x.corr_row(r0 + r);
-    acc[r][0] = acc[r][1] = _mm512_setzero_ps();
-  });
+  for (auto& row : acc) row[0] = row[1] = _mm512_setzero_ps();
 
   for (int64_t b = 0; b < nb; ++b) {
     const std::byte* block = panel + b * kBlockBytes;
@@ -65,9 +44,11 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, floa
       for (size_t line = 0; line < kBlockBytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     }
     const auto* quants = reinterpret_cast<const __m512i*>(block + 64);
-    const int64_t e = b * kQuantBlock;
     __m512i dot[kRows][2];
-    for_each_row<kRows>([&](auto r) { dot[r][0] = dot[r][1] = _mm512_set1_epi32(xc[r][b]); });
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      dot[r][0] = dot[r][1] = _mm512_set1_epi32(x.corr_row(r0 + r)[b]);
+    }
     if constexpr (kNibbles) {
 #pragma GCC unroll 4
       for (int t = 0; t < 4; ++t) {
@@ -77,35 +58,38 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, floa
         const __m512i lo0 = _mm512_and_si512(z0, nibble), lo1 = _mm512_and_si512(z1, nibble);
         const __m512i hi0 = _mm512_and_si512(_mm512_srli_epi16(z0, 4), nibble);
         const __m512i hi1 = _mm512_and_si512(_mm512_srli_epi16(z1, 4), nibble);
-        for_each_row<kRows>([&](auto r) {
-          const __m512i first = broadcast_four(xq[r] + e + 4 * t);
-          const __m512i second = broadcast_four(xq[r] + e + 16 + 4 * t);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) {
+          const int8_t* xq = x.qs_row(r0 + r) + b * kQuantBlock + 4 * t;
+          const __m512i first = broadcast_four(xq), second = broadcast_four(xq + 16);
           dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], lo0, first);
           dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], lo1, first);
           dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], hi0, second);
           dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], hi1, second);
-        });
+        }
       }
     } else {
 #pragma GCC unroll 8
       for (int g = 0; g < 8; ++g) {
         const __m512i w0 = _mm512_load_si512(quants + 2 * g);
         const __m512i w1 = _mm512_load_si512(quants + 2 * g + 1);
-        for_each_row<kRows>([&](auto r) {
-          const __m512i four = broadcast_four(xq[r] + e + 4 * g);
+#pragma GCC unroll 8
+        for (int r = 0; r < kRows; ++r) {
+          const __m512i four = broadcast_four(x.qs_row(r0 + r) + b * kQuantBlock + 4 * g);
           dot[r][0] = _mm512_dpbusd_epi32(dot[r][0], w0, four);
           dot[r][1] = _mm512_dpbusd_epi32(dot[r][1], w1, four);
-        });
+        }
       }
     }
     const __m512i scales = _mm512_load_si512(block);
     const __m512 d0 = _mm512_cvtph_ps(_mm512_castsi512_si256(scales));
     const __m512 d1 = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(scales, 1));
-    for_each_row<kRows>([&](auto r) {
-      const __m512 dx = _mm512_set1_ps(xd[r][b]);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      const __m512 dx = _mm512_set1_ps(x.d_row(r0 + r)[b]);
       acc[r][0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][0]), _mm512_mul_ps(d0, dx), acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot[r][1]), _mm512_mul_ps(d1, dx), acc[r][1]);
-    });
+    }
   }
   store_tile<kRows>(acc, out, m, r0, j0, cols);
 }
