@@ -50,6 +50,9 @@ class Kernel {
         m_(static_cast<size_t>(max_rows_)),
         l_(static_cast<size_t>(max_rows_)),
         pos_(static_cast<size_t>(max_rows_)),
+        active_rows_(static_cast<size_t>(max_rows_)),
+        active_valid_(static_cast<size_t>(max_rows_)),
+        alpha_(static_cast<size_t>(max_rows_)),
         row_tmp_(static_cast<size_t>(hd_)) {}
 
   int64_t partial_stride() const { return hdp_ + 2; }
@@ -70,9 +73,23 @@ class Kernel {
           r += 1;
         }
       }
+      // Rows before the tile's first position (causal) have nothing to add from it.
+      int64_t active = 0;
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t valid = std::min<int64_t>(n, pos_[r] + 1 - begin);
-        if (valid > 0) update_row(r, valid);
+        if (valid <= 0) continue;
+        alpha_[active] = softmax_step(r, valid);
+        active_rows_[active] = r;
+        active_valid_[active++] = valid;
+      }
+      for (int64_t i = 0; i < active;) {
+        if (i + kRows <= active) {
+          accumulate_pv<kRows>(i);
+          i += kRows;
+        } else {
+          accumulate_pv<1>(i);
+          i += 1;
+        }
       }
     }
     if (item.partial < 0) {
@@ -216,8 +233,10 @@ class Kernel {
       for (int c = 0; c < kCols; ++c) S::store(s_.data() + (r + i) * kKvTile + c * kW, acc[i][c]);
   }
 
-  // Online softmax step for one row over its first `valid` positions, then acc += p · V.
-  void update_row(int64_t r, int64_t valid) {
+  // Online softmax step for one row over its first `valid` positions: its scores become
+  // p = exp(s - m_new), and the result is exp(m_old - m_new), the factor by which the row's
+  // accumulator must shrink before p · V is added.
+  float softmax_step(int64_t r, int64_t valid) {
     float* s = s_.data() + r * kKvTile;
     for (int64_t j = valid; j < kKvTile; ++j) s[j] = kNegInf;
     V mv = S::load(s);
@@ -233,17 +252,45 @@ class Kernel {
     }
     l_[r] = l_[r] * alpha + S::reduce_add(sum);
     m_[r] = m_new;
-    const V scale = S::set1(alpha);
-    float* acc = acc_.data() + r * hdp_;
+    return alpha;
+  }
+
+  // acc = acc * alpha + p · V for the R active rows from `first`. The rows share each V load,
+  // and their 4R accumulator chains keep the FMA units busy where one row's 4 chains wait on
+  // FMA latency. Each row still adds its positions in order, so its result does not depend on
+  // which rows it was grouped with.
+  template <int R>
+  void accumulate_pv(int64_t first) {
+    int64_t common = kKvTile;
+    for (int i = 0; i < R; ++i) common = std::min(common, active_valid_[first + i]);
     for (int64_t d = 0; d < hdp_; d += 4 * kW) {
-      V o[4];
-      for (int i = 0; i < 4; ++i) o[i] = S::mul(S::load(acc + d + i * kW), scale);
-      for (int64_t j = 0; j < valid; ++j) {
-        const V p = S::set1(s[j]);
-        const float* v = v_.data() + j * hdp_ + d;
-        for (int i = 0; i < 4; ++i) o[i] = S::fmadd(p, S::load(v + i * kW), o[i]);
+      V o[R][4];
+      float* acc[R];
+      const float* s[R];
+      for (int i = 0; i < R; ++i) {
+        const int64_t r = active_rows_[first + i];
+        acc[i] = acc_.data() + r * hdp_ + d;
+        s[i] = s_.data() + r * kKvTile;
+        const V scale = S::set1(alpha_[first + i]);
+        for (int e = 0; e < 4; ++e) o[i][e] = S::mul(S::load(acc[i] + e * kW), scale);
       }
-      for (int i = 0; i < 4; ++i) S::store(acc + d + i * kW, o[i]);
+      for (int64_t j = 0; j < common; ++j) {
+        const float* v = v_.data() + j * hdp_ + d;
+        V vv[4];
+        for (int e = 0; e < 4; ++e) vv[e] = S::load(v + e * kW);
+        for (int i = 0; i < R; ++i) {
+          const V p = S::set1(s[i][j]);
+          for (int e = 0; e < 4; ++e) o[i][e] = S::fmadd(p, vv[e], o[i][e]);
+        }
+      }
+      for (int i = 0; i < R; ++i) {
+        for (int64_t j = common; j < active_valid_[first + i]; ++j) {
+          const V p = S::set1(s[i][j]);
+          const float* v = v_.data() + j * hdp_ + d;
+          for (int e = 0; e < 4; ++e) o[i][e] = S::fmadd(p, S::load(v + e * kW), o[i][e]);
+        }
+        for (int e = 0; e < 4; ++e) S::store(acc[i] + e * kW, o[i][e]);
+      }
     }
   }
 
@@ -253,6 +300,9 @@ class Kernel {
   const int64_t max_rows_;
   std::vector<float> q_, kt_, v_, s_, acc_, m_, l_;
   std::vector<int32_t> pos_;
+  // This tile's rows with positions to add: their index, valid position count and rescale.
+  std::vector<int64_t> active_rows_, active_valid_;
+  std::vector<float> alpha_;
   std::vector<float> row_tmp_;
   const std::array<float, 256>& fp8_table_ = fp8_e4m3_table();
 };
