@@ -12,6 +12,9 @@ class Buffer {
  public:
   virtual ~Buffer() = default;
   virtual std::byte* data() = 0;
+  // data() for a caller that writes every byte before it reads any (a kernel's output): a
+  // buffer that takes pooled memory at first use skips the zero fill.
+  virtual std::byte* data_for_overwrite() { return data(); }
   virtual size_t size() const = 0;
   // Name of the device family whose memory this is ("cpu" for host memory, mapped files too).
   virtual std::string_view device() const = 0;

@@ -113,9 +113,10 @@ void execute(const Context& ctx, const Graph& graph) {
     const size_t last = fusion == Fusion::kNone ? i : i + 1;
     try {
       // Pooled buffers (outputs, and a KV cache on its first step) take their memory here,
-      // before the kernels' threads touch them.
+      // before the kernels' threads touch them. Every kernel writes all of its output, so an
+      // output's memory is not zero-filled first.
       for (size_t j = i; j <= last; ++j) {
-        if (nodes[j].output.defined()) nodes[j].output.raw();
+        if (nodes[j].output.defined()) nodes[j].output.buffer()->data_for_overwrite();
         for (const Tensor& in : nodes[j].inputs) {
           if (in.defined()) in.raw();
         }

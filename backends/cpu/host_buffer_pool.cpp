@@ -27,8 +27,8 @@ struct HostBufferPool::State {
   size_t cached = 0;
   size_t max_cached;
 
-  // Zero-filled memory of at least `bytes`; `capacity` receives its size.
-  Memory take(size_t bytes, size_t& capacity) {
+  // Memory of at least `bytes`, zero-filled when `zero`; `capacity` receives its size.
+  Memory take(size_t bytes, size_t& capacity, bool zero) {
     capacity = capacity_for(bytes);
     Memory memory;
     {
@@ -43,7 +43,7 @@ struct HostBufferPool::State {
       }
     }
     if (!memory) memory = fresh(capacity);
-    std::memset(memory.get(), 0, bytes);
+    if (zero) std::memset(memory.get(), 0, bytes);
     return memory;
   }
 
@@ -81,21 +81,8 @@ class PooledBuffer final : public Buffer {
       : size_(size), pool_(std::move(pool)) {}
   ~PooledBuffer() override { discard(); }
 
-  std::byte* data() override {
-    if (std::byte* p = data_.load(std::memory_order_acquire)) return p;
-    std::lock_guard lock(mutex_);
-    if (!memory_) {
-      if (auto pool = pool_.lock()) {
-        memory_ = pool->take(size_, capacity_);
-      } else {
-        capacity_ = HostBufferPool::State::capacity_for(size_);
-        memory_ = HostBufferPool::State::fresh(capacity_);
-        std::memset(memory_.get(), 0, size_);
-      }
-      data_.store(memory_.get(), std::memory_order_release);
-    }
-    return memory_.get();
-  }
+  std::byte* data() override { return acquire(true); }
+  std::byte* data_for_overwrite() override { return acquire(false); }
   size_t size() const override { return size_; }
   std::string_view device() const override { return "cpu"; }
 
@@ -108,6 +95,22 @@ class PooledBuffer final : public Buffer {
   }
 
  private:
+  std::byte* acquire(bool zero) {
+    if (std::byte* p = data_.load(std::memory_order_acquire)) return p;
+    std::lock_guard lock(mutex_);
+    if (!memory_) {
+      if (auto pool = pool_.lock()) {
+        memory_ = pool->take(size_, capacity_, zero);
+      } else {
+        capacity_ = HostBufferPool::State::capacity_for(size_);
+        memory_ = HostBufferPool::State::fresh(capacity_);
+        if (zero) std::memset(memory_.get(), 0, size_);
+      }
+      data_.store(memory_.get(), std::memory_order_release);
+    }
+    return memory_.get();
+  }
+
   std::mutex mutex_;
   std::atomic<std::byte*> data_{nullptr};
   Memory memory_;

@@ -18,8 +18,9 @@ class HostBufferPool {
   HostBufferPool& operator=(const HostBufferPool&) = delete;
 
   // Zero-filled, 64-byte aligned, like allocate_host_buffer. The memory is taken at the
-  // buffer's first data() and returns here on discard() (the executor discards a step's
-  // intermediates after their last reader) or when the buffer goes.
+  // buffer's first data() (or data_for_overwrite(), which skips the zero fill) and returns here
+  // on discard() (the executor discards a step's intermediates after their last reader) or when
+  // the buffer goes.
   std::shared_ptr<Buffer> allocate(size_t bytes);
   size_t cached_bytes() const;
 

@@ -109,6 +109,18 @@ TEST(HostBufferPool, BuffersTakeMemoryAtFirstUseAndGiveItBackOnDiscard) {
   EXPECT_EQ(pool.cached_bytes(), 0u);
 }
 
+TEST(HostBufferPool, MemoryTakenForOverwriteSkipsTheZeroFill) {
+  cpu::HostBufferPool pool(size_t{1} << 20);
+  const std::shared_ptr<Buffer> first = pool.allocate(1000);
+  first->data()[0] = std::byte{7};
+  first->discard();
+  const std::shared_ptr<Buffer> second = pool.allocate(1000);
+  std::byte* memory = second->data_for_overwrite();
+  EXPECT_EQ(memory[0], std::byte{7}) << "the pooled block is handed back as it was left";
+  EXPECT_EQ(second->data(), memory) << "later data() calls see the same memory";
+  EXPECT_EQ(pool.cached_bytes(), 0u);
+}
+
 // A KV cache's first write comes from a kernel's parallel loop: every thread must see one block.
 TEST(HostBufferPool, ThreadsTouchingAFreshBufferAtOnceShareItsMemory) {
   cpu::HostBufferPool pool(size_t{1} << 20);
