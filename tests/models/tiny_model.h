@@ -75,8 +75,10 @@ class TinyModel {
       types.push_back(6);
     }
     for (int i = 0; static_cast<int>(tokens.size()) < spec_.n_vocab; ++i) {
-      tokens.push_back(i < 26 ? "\xe2\x96\x81" + std::string(1, char('a' + i))
-                              : "x" + std::to_string(i));
+      // Appending, not "literal" + std::string: GCC 12 warns falsely (-Wrestrict) on the latter.
+      std::string token = i < 26 ? "\xe2\x96\x81" : "x";
+      token += i < 26 ? std::string(1, char('a' + i)) : std::to_string(i);
+      tokens.push_back(token);
       types.push_back(1);
     }
     w.add_string("tokenizer.ggml.model", "llama");
