@@ -1,5 +1,7 @@
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -74,7 +76,7 @@ void print_table(const Benchmark& bench, int32_t threads, const std::vector<Benc
       const double fraction = roofline_fraction(r, c, *roofline);
       const std::string of =
           r.kind == BenchKind::kGeneration
-              ? format("%.1f GB/s", roofline->read_bytes_per_second / 1e9)
+              ? format("%.1f GB/s", read_bandwidth_for(r, *roofline) / 1e9)
               : format("%.0f GFLOP/s", roofline->matmul_flops.at(c.weight_type) / 1e9);
       std::printf(" %.1f%% of %s |", 100 * fraction, of.c_str());
     }
@@ -101,17 +103,23 @@ nlohmann::json result_json(const Benchmark& bench, int32_t threads, const BenchR
                       {"peak_rss_bytes", peak_rss}};
   if (roofline) {
     j["roofline_fraction"] = roofline_fraction(r, c, *roofline);
-    j["read_gbps"] = roofline->read_bytes_per_second / 1e9;
+    j["read_gbps"] = read_bandwidth_for(r, *roofline) / 1e9;
+    if (!r.read_bytes_per_second.empty()) {
+      std::vector<double> gbps;
+      for (double bytes_per_second : r.read_bytes_per_second)
+        gbps.push_back(bytes_per_second / 1e9);
+      j["read_gbps_samples"] = gbps;  // one per entry of samples_ts, measured just before it
+    }
     j["matmul_gflops"] = roofline->matmul_flops.at(c.weight_type) / 1e9;
   }
   return j;
 }
 
-Roofline measure_roofline(const BenchFlags& f, const std::vector<DType>& types, bool verbose) {
+Roofline measure_roofline(const BenchFlags& f, const ReadBandwidthProbe& probe,
+                          const std::vector<DType>& types, bool verbose) {
   const GemmShape g = parse_gemm(f.roofline_gemm);
   Roofline r;
-  r.read_bytes_per_second =
-      measure_read_bandwidth(f.roofline_mib << 20, f.options.threads, f.roofline_runs);
+  r.read_bytes_per_second = probe.measure(f.roofline_runs);
   if (verbose) {
     std::printf("roofline: read bandwidth %.1f GB/s (%lu MiB buffer)\n",
                 r.read_bytes_per_second / 1e9, static_cast<unsigned long>(f.roofline_mib));
@@ -170,7 +178,8 @@ int run_bench(const BenchFlags& f) {
     if (!f.roofline) throw Error(ErrorCategory::kInvalidArgument, "give -m MODEL or --roofline");
     const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
                                     DType::kQ4_0};
-    const Roofline r = measure_roofline(f, all, !f.json);
+    const Roofline r = measure_roofline(
+        f, ReadBandwidthProbe(f.roofline_mib << 20, f.options.threads), all, !f.json);
     if (f.json) {
       nlohmann::json out = nlohmann::json::array();
       out.push_back({{"test", "read_bandwidth"},
@@ -187,22 +196,32 @@ int run_bench(const BenchFlags& f) {
     return 0;
   }
 
+  // Made before the model, so its buffer is resident through every figure of peak RSS and can
+  // be taken off it.
+  std::optional<ReadBandwidthProbe> probe;
+  if (f.roofline) probe.emplace(f.roofline_mib << 20, f.options.threads);
   Benchmark bench(f.options);
   std::vector<BenchResult> results;
   auto run = [&](BenchKind kind, const std::vector<int32_t>& lengths) {
     for (int32_t n : lengths) {
       if (n == 0) continue;  // -p 0 / -n 0 skips that kind, as in llama-bench
-      results.push_back(bench.run(kind, n, f.repetitions));
+      // Decode is held against the bandwidth of its own moment: measured before each run.
+      std::vector<double> bandwidth;
+      std::function<void()> measure_bandwidth;
+      if (probe && kind == BenchKind::kGeneration) {
+        measure_bandwidth = [&] { bandwidth.push_back(probe->measure(f.roofline_runs)); };
+      }
+      results.push_back(bench.run(kind, n, f.repetitions, measure_bandwidth));
+      results.back().read_bytes_per_second = std::move(bandwidth);
       std::fprintf(stderr, "%s: %.2f t/s\n", results.back().test.c_str(),
                    results.back().median_tps);
     }
   };
   run(BenchKind::kPrompt, f.prompt);
   run(BenchKind::kGeneration, f.generate);
-  // Read before the roofline, whose 1 GiB buffer would otherwise be the peak.
-  const uint64_t peak_rss = peak_rss_bytes();
+  const uint64_t peak_rss = peak_rss_bytes() - (probe ? probe->bytes() : 0);
   std::optional<Roofline> roofline;
-  if (f.roofline) roofline = measure_roofline(f, {bench.cost().weight_type}, !f.json);
+  if (probe) roofline = measure_roofline(f, *probe, {bench.cost().weight_type}, !f.json);
   const Roofline* r = roofline ? &*roofline : nullptr;
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -212,6 +231,14 @@ int run_bench(const BenchFlags& f) {
     std::cout << out.dump(2) << "\n";
   } else {
     print_table(bench, threads, results, r);
+    const bool any_tg = std::any_of(results.begin(), results.end(), [](const BenchResult& b) {
+      return b.kind == BenchKind::kGeneration;
+    });
+    if (r && any_tg) {
+      std::printf(
+          "tg roofline: each run against the read bandwidth measured just before it; "
+          "the median of those fractions, and of those bandwidths\n");
+    }
     std::printf("peak RSS: %.1f MiB\n", peak_rss / 1048576.0);
   }
   return 0;

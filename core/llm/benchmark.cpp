@@ -41,10 +41,7 @@ void summarize(BenchResult& r) {
   double squares = 0;
   for (double v : s) squares += (v - r.mean_tps) * (v - r.mean_tps);
   r.stddev_tps = s.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
-  std::vector<double> sorted = s;
-  std::sort(sorted.begin(), sorted.end());
-  const size_t mid = sorted.size() / 2;
-  r.median_tps = sorted.size() % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+  r.median_tps = median(s);
 }
 
 }  // namespace
@@ -73,6 +70,13 @@ ModelCost model_cost(const gguf::GgufFile& file) {
   }
   cost.weight_type = *dtype_from_ggml_type(most->first);
   return cost;
+}
+
+double median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
 }
 
 uint64_t peak_rss_bytes() {
@@ -147,7 +151,8 @@ std::string Benchmark::backend_name() const {
   return std::string(impl_->backend->name());
 }
 
-BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions) {
+BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions,
+                           const std::function<void()>& before_each) {
   if (n_tokens <= 0 || repetitions <= 0) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "a benchmark needs positive token and repetition counts, got " +
@@ -167,6 +172,7 @@ BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions
                      .test = (kind == BenchKind::kPrompt ? "pp" : "tg") + std::to_string(n_tokens)};
   impl_->run_once(cache, kind, kind == BenchKind::kPrompt ? n_tokens : 1);
   for (int32_t i = 0; i < repetitions; ++i) {
+    if (before_each) before_each();
     result.samples_tps.push_back(impl_->run_once(cache, kind, n_tokens));
   }
   summarize(result);

@@ -3,6 +3,7 @@
 // llama-bench-style throughput measurement of one model on one backend.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -42,6 +43,9 @@ struct BenchResult {
   std::string test;                 // "pp512", "tg128"
   std::vector<double> samples_tps;  // tokens per second, one per repetition
   double mean_tps = 0, stddev_tps = 0, median_tps = 0;
+  // Read bandwidth measured right before each repetition, where the caller measured it
+  // (bench --roofline, tg tests): one per sample, in bytes/s.
+  std::vector<double> read_bytes_per_second;
 };
 
 // A loaded model, ready to be timed step by step on the backend, without the engine's scheduler
@@ -49,7 +53,7 @@ struct BenchResult {
 // llama-bench's default micro-batch), timing the whole prefill. tg: from a 1-token context,
 // n_tokens greedy decode steps of one token each, timing the steps only. Each test runs once
 // untimed to warm up (a 1-step decode for tg, as llama-bench does), then `repetitions` times, each
-// on a fresh sequence.
+// on a fresh sequence. `before_each` runs before each timed repetition, outside its timing.
 class Benchmark {
  public:
   explicit Benchmark(const BenchOptions& options);
@@ -57,7 +61,8 @@ class Benchmark {
 
   const ModelCost& cost() const;
   std::string backend_name() const;
-  BenchResult run(BenchKind kind, int32_t n_tokens, int32_t repetitions);
+  BenchResult run(BenchKind kind, int32_t n_tokens, int32_t repetitions,
+                  const std::function<void()>& before_each = {});
 
  private:
   struct Impl;
@@ -66,6 +71,9 @@ class Benchmark {
 
 // Throws Error(kInvalidModel) when the file has no matrices of a dtype Baton runs.
 ModelCost model_cost(const gguf::GgufFile& file);
+
+// The middle value of `values` (the mean of the middle two for an even count); 0 when empty.
+double median(std::vector<double> values);
 
 // This process's peak resident set size so far, in bytes.
 uint64_t peak_rss_bytes();

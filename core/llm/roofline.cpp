@@ -45,24 +45,28 @@ void check_positive(const char* what, int64_t value) {
 
 }  // namespace
 
-double measure_read_bandwidth(uint64_t bytes, int32_t threads, int32_t runs) {
+ReadBandwidthProbe::ReadBandwidthProbe(uint64_t bytes, int32_t threads)
+    : threads_(threads > 0 ? threads : omp_get_max_threads()) {
   check_positive("bandwidth buffer size", static_cast<int64_t>(bytes));
-  check_positive("runs", runs);
-  const int n_threads = threads > 0 ? threads : omp_get_max_threads();
   const size_t words = bytes / sizeof(uint64_t);
-  std::vector<uint64_t> buffer(words);
-#pragma omp parallel for num_threads(n_threads) schedule(static)
-  for (size_t i = 0; i < words; ++i) buffer[i] = i;  // touch every page before timing
+  buffer_.resize(words);
+#pragma omp parallel for num_threads(threads_) schedule(static)
+  for (size_t i = 0; i < words; ++i) buffer_[i] = i;  // touch every page before timing
+}
+
+double ReadBandwidthProbe::measure(int32_t runs) const {
+  check_positive("runs", runs);
+  const size_t words = buffer_.size();
   double best = 0;
   volatile uint64_t sink = 0;  // keeps the sums from being optimized away
   for (int32_t r = 0; r < runs; ++r) {
     uint64_t total = 0;
     const Clock::time_point start = Clock::now();
-#pragma omp parallel num_threads(n_threads) reduction(+ : total)
+#pragma omp parallel num_threads(threads_) reduction(+ : total)
     {
       const size_t chunk = (words + omp_get_num_threads() - 1) / omp_get_num_threads();
       const size_t first = std::min(words, chunk * omp_get_thread_num());
-      total += sum_words(buffer.data() + first, std::min(chunk, words - first));
+      total += sum_words(buffer_.data() + first, std::min(chunk, words - first));
     }
     best = std::max(best, static_cast<double>(words * sizeof(uint64_t)) / seconds_since(start));
     sink = sink + total;
@@ -109,13 +113,25 @@ double measure_matmul_flops(const std::string& backend_name, int32_t threads, DT
 double roofline_fraction(const BenchResult& result, const ModelCost& cost,
                          const Roofline& roofline) {
   if (result.kind == BenchKind::kGeneration) {
+    const auto bytes = static_cast<double>(cost.decode_bytes);
+    if (!result.read_bytes_per_second.empty()) {
+      std::vector<double> fractions;
+      for (size_t i = 0; i < result.samples_tps.size(); ++i) {
+        fractions.push_back(result.samples_tps[i] * bytes / result.read_bytes_per_second.at(i));
+      }
+      return median(fractions);
+    }
     if (roofline.read_bytes_per_second <= 0) return 0;
-    return result.median_tps * static_cast<double>(cost.decode_bytes) /
-           roofline.read_bytes_per_second;
+    return result.median_tps * bytes / roofline.read_bytes_per_second;
   }
   const auto peak = roofline.matmul_flops.find(cost.weight_type);
   if (peak == roofline.matmul_flops.end() || peak->second <= 0) return 0;
   return result.median_tps * 2.0 * static_cast<double>(cost.prefill_params) / peak->second;
+}
+
+double read_bandwidth_for(const BenchResult& result, const Roofline& roofline) {
+  if (result.read_bytes_per_second.empty()) return roofline.read_bytes_per_second;
+  return median(result.read_bytes_per_second);
 }
 
 }  // namespace baton

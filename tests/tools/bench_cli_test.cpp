@@ -81,6 +81,9 @@ TEST_F(BenchCli, RooflineGivesEachResultAFraction) {
     EXPECT_GT(result["read_gbps"].get<double>(), 0) << result;
     EXPECT_GT(result["matmul_gflops"].get<double>(), 0) << result;
   }
+  EXPECT_FALSE(results[0].contains("read_gbps_samples")) << "pp is held against the matmul peak";
+  ASSERT_EQ(results[1]["read_gbps_samples"].size(), 1u) << "tg measures bandwidth before its run";
+  EXPECT_EQ(results[1]["read_gbps_samples"][0], results[1]["read_gbps"]);
 }
 
 TEST(BenchRoofline, AloneMeasuresBandwidthAndEveryWeightType) {
