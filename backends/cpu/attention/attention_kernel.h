@@ -64,15 +64,7 @@ class Kernel {
     for (int32_t begin = item.kv_begin; begin < item.kv_end; begin += kKvTile) {
       const int64_t n = std::min<int64_t>(kKvTile, item.kv_end - begin);
       load_tile(item, begin, n);
-      for (int64_t r = 0; r < rows;) {
-        if (r + kRows <= rows) {
-          scores<kRows>(r);
-          r += kRows;
-        } else {
-          scores<1>(r);
-          r += 1;
-        }
-      }
+      in_row_groups(rows, [&]<int R>(int64_t r) { scores<R>(r); });
       // Rows before the tile's first position (causal) have nothing to add from it.
       int64_t active = 0;
       for (int64_t r = 0; r < rows; ++r) {
@@ -82,15 +74,7 @@ class Kernel {
         active_rows_[active] = r;
         active_valid_[active++] = valid;
       }
-      for (int64_t i = 0; i < active;) {
-        if (i + kRows <= active) {
-          accumulate_pv<kRows>(i);
-          i += kRows;
-        } else {
-          accumulate_pv<1>(i);
-          i += 1;
-        }
-      }
+      in_row_groups(active, [&]<int R>(int64_t i) { accumulate_pv<R>(i); });
     }
     if (item.partial < 0) {
       for (int64_t r = 0; r < rows; ++r) {
@@ -130,6 +114,14 @@ class Kernel {
   }
 
  private:
+  // step<kRows>(i) over whole groups of kRows from 0, then step<1>(i) over the rest.
+  template <class Step>
+  static void in_row_groups(int64_t count, Step step) {
+    int64_t i = 0;
+    for (; i + kRows <= count; i += kRows) step.template operator()<kRows>(i);
+    for (; i < count; ++i) step.template operator()<1>(i);
+  }
+
   void load_queries(const Plan& plan, const WorkItem& item) {
     for (int32_t i = 0; i < item.count; ++i) {
       const int32_t t = plan.tokens[item.first + i];
