@@ -24,7 +24,8 @@ class Buffer {
   // memory that holds the only copy of its contents.
   virtual void release_pages(size_t offset, size_t bytes);
   // The contents are no longer needed: pooled memory goes back to its pool, and a later data()
-  // gives zeroed memory again. A no-op for memory that is not pooled.
+  // gives zeroed memory again (a later data_for_overwrite(), memory as some other buffer left
+  // it). A no-op for memory that is not pooled.
   virtual void discard() {}
 };
 

@@ -219,7 +219,8 @@ int run_bench(const BenchFlags& f) {
   };
   run(BenchKind::kPrompt, f.prompt);
   run(BenchKind::kGeneration, f.generate);
-  const uint64_t peak_rss = peak_rss_bytes() - (probe ? probe->bytes() : 0);
+  const uint64_t probe_bytes = probe ? probe->bytes() : 0;
+  const uint64_t peak_rss = std::max(peak_rss_bytes(), probe_bytes) - probe_bytes;
   std::optional<Roofline> roofline;
   if (probe) roofline = measure_roofline(f, *probe, {bench.cost().weight_type}, !f.json);
   const Roofline* r = roofline ? &*roofline : nullptr;

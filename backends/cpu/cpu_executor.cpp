@@ -114,9 +114,12 @@ void execute(const Context& ctx, const Graph& graph) {
     try {
       // Pooled buffers (outputs, and a KV cache on its first step) take their memory here,
       // before the kernels' threads touch them. Every kernel writes all of its output, so an
-      // output's memory is not zero-filled first.
+      // output that is its whole buffer is not zero-filled first.
       for (size_t j = i; j <= last; ++j) {
-        if (nodes[j].output.defined()) nodes[j].output.buffer()->data_for_overwrite();
+        if (const Tensor& out = nodes[j].output; out.defined()) {
+          const bool whole = out.offset() == 0 && out.nbytes() == out.buffer()->size();
+          whole ? out.buffer()->data_for_overwrite() : out.raw();
+        }
         for (const Tensor& in : nodes[j].inputs) {
           if (in.defined()) in.raw();
         }

@@ -47,8 +47,8 @@ void check_positive(const char* what, int64_t value) {
 
 ReadBandwidthProbe::ReadBandwidthProbe(uint64_t bytes, int32_t threads)
     : threads_(threads > 0 ? threads : omp_get_max_threads()) {
-  check_positive("bandwidth buffer size", static_cast<int64_t>(bytes));
   const size_t words = bytes / sizeof(uint64_t);
+  check_positive("bandwidth buffer size in 8-byte words", static_cast<int64_t>(words));
   buffer_.resize(words);
 #pragma omp parallel for num_threads(threads_) schedule(static)
   for (size_t i = 0; i < words; ++i) buffer_[i] = i;  // touch every page before timing
@@ -114,10 +114,17 @@ double roofline_fraction(const BenchResult& result, const ModelCost& cost,
                          const Roofline& roofline) {
   if (result.kind == BenchKind::kGeneration) {
     const auto bytes = static_cast<double>(cost.decode_bytes);
-    if (!result.read_bytes_per_second.empty()) {
+    const std::vector<double>& bandwidth = result.read_bytes_per_second;
+    if (!bandwidth.empty()) {
+      if (bandwidth.size() != result.samples_tps.size()) {
+        throw Error(ErrorCategory::kInvalidArgument,
+                    result.test + ": " + std::to_string(bandwidth.size()) +
+                        " bandwidth figures for " + std::to_string(result.samples_tps.size()) +
+                        " runs");
+      }
       std::vector<double> fractions;
-      for (size_t i = 0; i < result.samples_tps.size(); ++i) {
-        fractions.push_back(result.samples_tps[i] * bytes / result.read_bytes_per_second.at(i));
+      for (size_t i = 0; i < bandwidth.size(); ++i) {
+        fractions.push_back(bandwidth[i] > 0 ? result.samples_tps[i] * bytes / bandwidth[i] : 0);
       }
       return median(fractions);
     }

@@ -171,5 +171,37 @@ TEST(CpuGraph, DeclaredOutputsKeepTheirValuesWhileIntermediatesAreDiscarded) {
   EXPECT_GT(memory_held[0], 10u);
 }
 
+// Node outputs take pooled memory without a zero fill: a step whose pool holds blocks of NaN
+// bytes must give the outputs of a step on fresh memory, so no kernel leaves part of its output
+// unwritten.
+TEST(CpuGraph, OutputsTakingDirtyPooledMemoryComeOutAsOnFreshMemory) {
+  const Step step;
+  std::vector<std::vector<Tensor>> results;
+  for (bool dirty : {false, true}) {
+    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = 2});
+    Graph g = testing::graph_on(*backend);
+    Tensor kc = copy_of(step.k_cache), vc = copy_of(step.v_cache);
+    step.build(g, kc, vc);
+    const Tensor probs = g.nodes()[g.nodes().size() - 2].output;
+    const Tensor next = g.nodes().back().output;
+    g.set_outputs({probs, next});
+    if (dirty) {
+      // Blocks of every output's size go back to the pool full of 0xff bytes (NaN as f32).
+      std::vector<Tensor> garbage;
+      for (const Node& node : g.nodes()) {
+        if (!node.output.defined()) continue;
+        garbage.push_back(backend->allocate_tensor(node.output.dtype(), node.output.shape()));
+        std::fill_n(garbage.back().raw(), garbage.back().nbytes(), std::byte{0xff});
+      }
+    }
+    backend->execute(g);
+    results.push_back({probs, next, kc, vc});
+  }
+  for (size_t i = 0; i < results[0].size(); ++i) {
+    SCOPED_TRACE("output " + std::to_string(i));
+    expect_identical(results[0][i], results[1][i]);
+  }
+}
+
 }  // namespace
 }  // namespace baton

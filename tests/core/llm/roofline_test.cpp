@@ -34,10 +34,17 @@ TEST(RooflineFraction, DecodeWithoutItsOwnBandwidthUsesTheRooflines) {
 // and the median of those fractions is the result.
 TEST(RooflineFraction, DecodeWithItsOwnBandwidthPairsEachRunWithIt) {
   const Roofline roofline{.read_bytes_per_second = 60e9};
-  const BenchResult r = generation({30, 45, 36}, {40e9, 50e9, 36e9});
-  // 0.75, 0.9 and 1.0: the median is 0.9, where tps and bandwidth medians alone give 36/40.
+  const BenchResult r = generation({30, 45, 40}, {40e9, 50e9, 36e9});
+  // 0.75, 0.9 and 1.11: the median is 0.9, where the medians of tps and bandwidth give 40/40.
   EXPECT_DOUBLE_EQ(roofline_fraction(r, cost_of_one_gigabyte_per_token(), roofline), 0.9);
   EXPECT_DOUBLE_EQ(read_bandwidth_for(r, roofline), 40e9);
+}
+
+TEST(RooflineFraction, DecodeWithABandwidthPerRunNeedsOneForEachRun) {
+  const BenchResult r = generation({30, 45, 40}, {40e9, 50e9});
+  EXPECT_THROW(roofline_fraction(r, cost_of_one_gigabyte_per_token(), Roofline{}), Error);
+  const BenchResult unmeasured = generation({30}, {0});
+  EXPECT_EQ(roofline_fraction(unmeasured, cost_of_one_gigabyte_per_token(), Roofline{}), 0.0);
 }
 
 TEST(RooflineFraction, PrefillIsHeldAgainstTheMatmulPeak) {
@@ -56,6 +63,7 @@ TEST(ReadBandwidthProbe, MeasuresAPositiveBandwidthAsOftenAsAsked) {
   EXPECT_GT(probe.measure(1), 0);
   EXPECT_GT(probe.measure(2), 0);
   EXPECT_THROW(probe.measure(0), Error);
+  EXPECT_THROW(ReadBandwidthProbe(4, 1), Error) << "less than one word to read";
 }
 
 }  // namespace
