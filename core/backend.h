@@ -25,8 +25,11 @@ struct BackendStatus {
 
 struct BackendOptions {
   int threads = 0;  // CPU worker threads; 0 picks the machine's core count
-  // CPU: keep a second copy of each imported 2-D float weight in oneDNN's GEMM layout, which
-  // makes prefill several times faster (F16 weights are kept as bf16 there).
+  // CPU: repack weights for faster kernels. Q4_0/Q8_0 weights move into the panel kernel's
+  // layout at their first matmul (the mapped pages are given back, so they are still held
+  // once); each imported 2-D float weight also gets a second copy in oneDNN's GEMM layout, which
+  // makes prefill several times faster (F16 weights are kept as bf16 there). False: every
+  // weight is used in place, as loaded.
   bool prepack_weights = true;
 };
 

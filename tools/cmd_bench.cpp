@@ -143,6 +143,7 @@ int run_serve_offline(const BenchFlags& f) {
   o.threads = f.options.threads;
   o.seed = f.options.seed;
   o.kv_cache_dtype = f.options.kv_cache_dtype;
+  o.repack_weights = f.options.repack_weights;
   const std::vector<OfflineThroughputResult> results = run_offline_throughput(o);
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
@@ -263,6 +264,7 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
   cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
   add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
+  add_no_repack_flag(*cmd, f->options.repack_weights);
   cmd->add_flag("--json", f->json, "print a JSON array of results");
   cmd->add_flag("--roofline", f->roofline,
                 "measure read bandwidth and matmul peak; show each result as a fraction of them");

@@ -32,6 +32,13 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
       ->capture_default_str();
   cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
+  add_no_repack_flag(cmd, o.repack_weights);
+}
+
+void add_no_repack_flag(CLI::App& cmd, bool& repack_weights) {
+  cmd.add_flag("--no-repack{false}", repack_weights,
+               "CPU: use weights in place as loaded; F16/BF16 weights are then held once, "
+               "but prefill is slower");
 }
 
 std::string resolve_model_path(const std::string& model) {

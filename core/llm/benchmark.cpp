@@ -96,9 +96,9 @@ struct Benchmark::Impl {
   explicit Impl(const BenchOptions& o)
       : file(gguf::GgufFile::open(o.model)),
         cost(model_cost(file)),
-        backend(
-            BackendRegistry::global().create(o.backend.empty() ? default_backend_name() : o.backend,
-                                             BackendOptions{.threads = o.threads})),
+        backend(BackendRegistry::global().create(
+            o.backend.empty() ? default_backend_name() : o.backend,
+            BackendOptions{.threads = o.threads, .prepack_weights = o.repack_weights})),
         model(load_model(file, *backend)),
         rng(o.seed),
         kv_dtype(parse_kv_cache_dtype(o.kv_cache_dtype)) {}

@@ -24,7 +24,7 @@ size_t bytes_per_token(const ModelConfig& c, DType kv_dtype) {
 LoadedModel::LoadedModel(const LLMOptions& options)
     : backend(BackendRegistry::global().create(
           options.backend.empty() ? default_backend_name() : options.backend,
-          BackendOptions{.threads = options.threads})),
+          BackendOptions{.threads = options.threads, .prepack_weights = options.repack_weights})),
       file(gguf::GgufFile::open(options.model)),
       model(load_model(file, *backend)),
       tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),

@@ -45,7 +45,8 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
                        .backend = o.backend,
                        .threads = o.threads,
                        .max_seqs = concurrency,
-                       .kv_cache_dtype = o.kv_cache_dtype});
+                       .kv_cache_dtype = o.kv_cache_dtype,
+                       .repack_weights = o.repack_weights});
     const int32_t n_vocab = llm.summary().n_vocab;
     const std::vector<Request> requests =
         random_requests(n_vocab, o.requests, o.prompt_tokens, o.seed, params);

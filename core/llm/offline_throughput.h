@@ -19,6 +19,7 @@ struct OfflineThroughputOptions {
   std::vector<int32_t> concurrency = {1, 4, 16};
   uint64_t seed = 0;
   std::string kv_cache_dtype = "f32";
+  bool repack_weights = true;  // BackendOptions::prepack_weights
 };
 
 struct OfflineThroughputResult {

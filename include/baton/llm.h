@@ -27,6 +27,9 @@ struct LLMOptions {
   // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8 (a scale
   // per head row, any head size; until 2026-12 "int8" meant q8_0) or fp8 (e4m3)
   std::string kv_cache_dtype = "f32";
+  // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
+  // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.
+  bool repack_weights = true;
 };
 
 struct GenerationParams {

@@ -86,6 +86,34 @@ TEST_F(BenchCli, RooflineGivesEachResultAFraction) {
   EXPECT_EQ(results[1]["read_gbps_samples"][0], results[1]["read_gbps"]);
 }
 
+// --no-repack keeps F16 weights as loaded: no bf16 copy for prefill, so the process holds
+// about one weight's bytes less than with repacking (here 2 layers of 512x1536 FFN and 512x512
+// attention matrices: 12 MiB of f16).
+TEST(BenchNoRepack, HoldsF16WeightsOnce) {
+  const std::string f16 = (std::filesystem::temp_directory_path() /
+                           ("baton_bench_f16_" + std::to_string(::getpid()) + ".gguf"))
+                              .string();
+  ASSERT_EQ(baton("synth --n-embd 512 --n-layer 2 --n-head 8 --n-ff 1536 --n-vocab 320 --ctx 64 "
+                  "--type f16 -o " +
+                  f16)
+                .exit_code,
+            0);
+  uint64_t peak[2] = {};
+  for (int no_repack = 0; no_repack < 2; ++no_repack) {
+    const CommandResult r = baton("bench -m " + f16 + " -p 8 -n 2 -r 1 -t 2 --json" +
+                                  (no_repack ? " --no-repack" : ""));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const nlohmann::json results = nlohmann::json::parse(r.out);
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_GT(results[0]["median_ts"].get<double>(), 0);
+    peak[no_repack] = results[0]["peak_rss_bytes"].get<uint64_t>();
+  }
+  std::filesystem::remove(f16);
+  const uint64_t weight_bytes = 2 * (3 * 512 * 1536 + 4 * 512 * 512) * 2;
+  EXPECT_GT(peak[0], peak[1] + weight_bytes / 2)
+      << "repacked " << peak[0] << " bytes, in place " << peak[1];
+}
+
 TEST(BenchRoofline, AloneMeasuresBandwidthAndEveryWeightType) {
   const CommandResult r =
       baton("bench --roofline -t 1 --roofline-mib 16 --roofline-gemm 32x64x64 --roofline-runs 1");
