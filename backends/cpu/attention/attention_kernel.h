@@ -234,7 +234,8 @@ class Kernel {
     V mv = S::load(s);
     for (int c = 1; c < kCols; ++c) mv = S::max(mv, S::load(s + c * kW));
     const float m_new = std::max(m_[r], S::reduce_max(mv));
-    const float alpha = std::exp(m_[r] - m_new);
+    // exp(0) is 1 exactly: the common case of an unchanged max skips the scalar exp.
+    const float alpha = m_new == m_[r] ? 1.0f : std::exp(m_[r] - m_new);
     const V mn = S::set1(m_new);
     V sum = S::zero();
     for (int c = 0; c < kCols; ++c) {
