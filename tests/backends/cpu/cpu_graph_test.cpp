@@ -135,6 +135,20 @@ TEST(CpuGraph, OneAndTwoThreadsGiveIdenticalResults) {
   }
 }
 
+// The step on a backend of its own, on copies of the caches, with its last two outputs (the
+// probabilities and the next token) at hand.
+struct StepOnBackend {
+  std::unique_ptr<Backend> backend = make_cpu_backend({.threads = 2});
+  Graph graph = testing::graph_on(*backend);
+  Tensor kc, vc, probs, next;
+
+  explicit StepOnBackend(const Step& step) : kc(copy_of(step.k_cache)), vc(copy_of(step.v_cache)) {
+    step.build(graph, kc, vc);
+    probs = graph.nodes()[graph.nodes().size() - 2].output;
+    next = graph.nodes().back().output;
+  }
+};
+
 // With its outputs declared, the step's intermediates give their memory back after their last
 // reader, and the declared outputs come out as when every node output is kept.
 TEST(CpuGraph, DeclaredOutputsKeepTheirValuesWhileIntermediatesAreDiscarded) {
@@ -142,18 +156,14 @@ TEST(CpuGraph, DeclaredOutputsKeepTheirValuesWhileIntermediatesAreDiscarded) {
   std::vector<Tensor> kept_all, declared;
   std::vector<size_t> memory_held;
   for (bool declare : {false, true}) {
-    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = 2});
-    Graph g = testing::graph_on(*backend);
-    Tensor kc = copy_of(step.k_cache), vc = copy_of(step.v_cache);
-    step.build(g, kc, vc);
-    const Tensor probs = g.nodes()[g.nodes().size() - 2].output;
-    const Tensor next = g.nodes().back().output;
-    if (declare) g.set_outputs({probs, next});
-    backend->execute(g);
-    (declare ? declared : kept_all) = {probs, next, kc, vc};
+    StepOnBackend run(step);
+    const Tensor &probs = run.probs, &next = run.next;
+    if (declare) run.graph.set_outputs({probs, next});
+    run.backend->execute(run.graph);
+    (declare ? declared : kept_all) = {probs, next, run.kc, run.vc};
     // A discarded buffer takes fresh, zeroed memory when read again.
     size_t held = 0;
-    for (const Node& node : g.nodes()) {
+    for (const Node& node : run.graph.nodes()) {
       const Tensor& out = node.output;
       if (!out.defined() || out.buffer() == probs.buffer() || out.buffer() == next.buffer()) {
         continue;
@@ -178,24 +188,19 @@ TEST(CpuGraph, OutputsTakingDirtyPooledMemoryComeOutAsOnFreshMemory) {
   const Step step;
   std::vector<std::vector<Tensor>> results;
   for (bool dirty : {false, true}) {
-    std::unique_ptr<Backend> backend = make_cpu_backend({.threads = 2});
-    Graph g = testing::graph_on(*backend);
-    Tensor kc = copy_of(step.k_cache), vc = copy_of(step.v_cache);
-    step.build(g, kc, vc);
-    const Tensor probs = g.nodes()[g.nodes().size() - 2].output;
-    const Tensor next = g.nodes().back().output;
-    g.set_outputs({probs, next});
+    StepOnBackend run(step);
+    run.graph.set_outputs({run.probs, run.next});
     if (dirty) {
       // Blocks of every output's size go back to the pool full of 0xff bytes (NaN as f32).
       std::vector<Tensor> garbage;
-      for (const Node& node : g.nodes()) {
+      for (const Node& node : run.graph.nodes()) {
         if (!node.output.defined()) continue;
-        garbage.push_back(backend->allocate_tensor(node.output.dtype(), node.output.shape()));
+        garbage.push_back(run.backend->allocate_tensor(node.output.dtype(), node.output.shape()));
         std::fill_n(garbage.back().raw(), garbage.back().nbytes(), std::byte{0xff});
       }
     }
-    backend->execute(g);
-    results.push_back({probs, next, kc, vc});
+    run.backend->execute(run.graph);
+    results.push_back({run.probs, run.next, run.kc, run.vc});
   }
   for (size_t i = 0; i < results[0].size(); ++i) {
     SCOPED_TRACE("output " + std::to_string(i));
