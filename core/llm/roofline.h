@@ -33,7 +33,6 @@ class ReadBandwidthProbe {
   int threads_;
 };
 
-
 // The backend's matmul of f32 activations [m, k] by `weight_type` weights [n, k] (imported as a
 // model's weights are); the best of `runs` after a warm-up, in FLOP/s (2·m·n·k per run).
 double measure_matmul_flops(const std::string& backend, int32_t threads, DType weight_type,
