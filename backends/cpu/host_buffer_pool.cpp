@@ -27,19 +27,20 @@ struct HostBufferPool::State {
   size_t cached = 0;
   size_t max_cached;
 
-  // Memory of at least `bytes`, zero-filled when `zero`; `capacity` receives its size.
-  Memory take(size_t bytes, size_t& capacity, bool zero) {
+  // Memory of at least `bytes`, from `pool`'s cache when it has a block that fits (a null pool,
+  // one already gone, has none), zero-filled when `zero`; `capacity` receives its size.
+  static Memory take(State* pool, size_t bytes, size_t& capacity, bool zero) {
     capacity = capacity_for(bytes);
     Memory memory;
-    {
-      std::lock_guard lock(mutex);
+    if (pool) {
+      std::lock_guard lock(pool->mutex);
       // The smallest cached block that fits, if it wastes less than half of itself.
-      const auto it = free.lower_bound(capacity);
-      if (it != free.end() && it->first <= 2 * capacity) {
+      const auto it = pool->free.lower_bound(capacity);
+      if (it != pool->free.end() && it->first <= 2 * capacity) {
         capacity = it->first;
         memory = std::move(it->second);
-        cached -= capacity;
-        free.erase(it);
+        pool->cached -= capacity;
+        pool->free.erase(it);
       }
     }
     if (!memory) memory = fresh(capacity);
@@ -99,13 +100,7 @@ class PooledBuffer final : public Buffer {
     if (std::byte* p = data_.load(std::memory_order_acquire)) return p;
     std::lock_guard lock(mutex_);
     if (!memory_) {
-      if (auto pool = pool_.lock()) {
-        memory_ = pool->take(size_, capacity_, zero);
-      } else {
-        capacity_ = HostBufferPool::State::capacity_for(size_);
-        memory_ = HostBufferPool::State::fresh(capacity_);
-        if (zero) std::memset(memory_.get(), 0, size_);
-      }
+      memory_ = HostBufferPool::State::take(pool_.lock().get(), size_, capacity_, zero);
       data_.store(memory_.get(), std::memory_order_release);
     }
     return memory_.get();

@@ -107,7 +107,11 @@ const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
                                                  " bytes to repack a " +
                                                  std::string(to_string(dtype)) + " weight");
   }
-  std::memset(entry.data.get(), 0, bytes);
+  // Packing writes every byte but a partial last panel's rows past the weight's end.
+  if (w.dim(0) % kPanelRows != 0) {
+    const size_t panel_bytes = bytes / static_cast<size_t>(panel_count);
+    std::memset(entry.data.get() + bytes - panel_bytes, 0, panel_bytes);
+  }
   if (dtype == DType::kQ4_0) {
     pack<BlockQ4_0>(w, entry.data.get(), threads);
   } else {

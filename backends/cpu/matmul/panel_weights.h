@@ -1,8 +1,8 @@
 #pragma once
 
-// Q4_0 and Q8_0 weights repacked once, at import, into panels of 32 weight rows for the AVX-512
-// VNNI panel kernel (matmul/panel_matmul_avx512.cpp), which then serves every number of rows of
-// x: decode, batched decode and prefill.
+// Q4_0 and Q8_0 weights repacked once into panels of 32 weight rows for the AVX-512 VNNI panel
+// kernel (matmul/panel_matmul_avx512.cpp), which then serves every number of rows of x: decode,
+// batched decode and prefill.
 //
 // In the GGUF layout each block is one row's 32 quants, so a kernel multiplying several rows of
 // x either sums lanes horizontally per block or packs panels on every call. Here a panel block
