@@ -68,10 +68,12 @@ std::string describe_matmul_paths(bool prepacked) {
       kquant = quantized;
       break;
   }
+  const char* panel_kernel = active_isa() == Isa::kAvx512 ? "AVX-512 VNNI" : "AVX2 maddubs";
   const std::string panels =
-      active_isa() == Isa::kAvx512 && prepacked
-          ? "q8_0, q4_0 weights: x quantized to int8 blocks; AVX-512 VNNI kernel for any rows of "
-            "x on panels of 32 weight rows, repacked at first use in place of the file's blocks\n"
+      active_isa() != Isa::kGeneric && prepacked
+          ? std::string("q8_0, q4_0 weights: x quantized to int8 blocks; ") + panel_kernel +
+                " kernel for any rows of x on panels of 32 weight rows, repacked at first use "
+                "in place of the file's blocks\n"
           : "";
   const std::string legacy = panels.empty() ? "q8_0, q4_0, q4_1, q5_0, q5_1" : "q4_1, q5_0, q5_1";
   return describe_float_matmul_paths(prepacked) + panels + legacy + " weights: " + quantized +

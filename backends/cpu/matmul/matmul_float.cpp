@@ -3,7 +3,7 @@
 
 #include "backends/cpu/matmul/matmul_float.h"
 
-#include <utility>
+#include <optional>
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul.h"
@@ -26,15 +26,22 @@ void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Te
 std::string describe_float_matmul_paths(bool prepacked) {
   const std::string decode =
       std::string(to_string(active_isa())) + " GEMV on the weights as loaded";
-  const std::pair<const char*, const char*> kPaths[] = {{"f16", "bf16 (x and w rounded to bf16)"},
-                                                        {"bf16", "bf16 (x rounded to bf16)"}};
   std::string out = "f32 weights: " + decode + " at every batch size (batch-invariant)\n";
   out += "fp8 weights: " + decode + " (E4M3 widened exactly to f32) at every batch size\n";
-  for (const auto& [dtype, gemm] : kPaths) {
-    out += std::string(dtype) + " weights: " + decode;
-    if (prepacked) {
-      out += "; from " + std::to_string(kGemmMinRows) + " rows of x, oneDNN " + gemm +
-             " GEMM on a prepacked copy";
+  // What oneDNN picks for a TinyLlama-sized FFN weight; add() asks again for each weight's shape.
+  const std::optional<DType> gemm = prepacked ? packed_gemm_dtype(5632, 2048) : std::nullopt;
+  const std::string from = "; from " + std::to_string(kGemmMinRows) + " rows of x, oneDNN ";
+  for (const DType dtype : {DType::kF16, DType::kBF16}) {
+    out += std::string(to_string(dtype)) + " weights: " + decode;
+    if (!gemm) {
+      if (prepacked) out += " at every batch size (oneDNN has only reference GEMMs here)";
+    } else if (*gemm == DType::kBF16) {
+      out += from + "bf16 GEMM (x" + (dtype == DType::kF16 ? " and w" : "") +
+             " rounded to bf16) on a prepacked bf16 copy";
+    } else {
+      out += from +
+             "f32 GEMM on a prepacked f32 copy (widened exactly, twice the file's bytes; oneDNN "
+             "has only a reference bf16 kernel here)";
     }
     out += "\n";
   }

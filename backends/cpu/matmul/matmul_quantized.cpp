@@ -1,6 +1,6 @@
 // Q8_0 / Q4_0 / int8 / int4 matmul: picks the ISA's kernels, quantizes x once, and hands threads
-// disjoint ranges of weight rows, read from Q4_0 / Q8_0's repacked panels on AVX-512 (when the
-// backend prepacks) and otherwise in place from the (memory-mapped) GGUF data.
+// disjoint ranges of weight rows, read from Q4_0 / Q8_0's repacked panels on AVX-512 and AVX2
+// (when the backend prepacks) and otherwise in place from the (memory-mapped) GGUF data.
 //
 // Which thread computes a column never changes its value: each kernel computes an output with
 // the same instruction sequence wherever its range starts, so 1 and N threads agree bit for bit.
@@ -36,8 +36,8 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   if (isa == Isa::kGeneric) return matmul_generic(ctx, x, w, out);
 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  const std::byte* panels =
-      isa == Isa::kAvx512 && ctx.panels ? ctx.panels->find_or_add(w, ctx.threads) : nullptr;
+  const std::byte* panels = ctx.panels ? ctx.panels->find_or_add(w, ctx.threads) : nullptr;
+  const auto panel_matmul = isa == Isa::kAvx512 ? avx512::panel_matmul : avx2::panel_matmul;
   const Kernels kernels = choose_kernels(isa, n);
   const int32_t offset = weight_offset(w.dtype());
   QuantizedRows xq(n, k);
@@ -59,7 +59,7 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
 #pragma omp for schedule(static)
     for (int64_t c = 0; c < chunks; ++c) {
       if (panels) {
-        avx512::panel_matmul(w.dtype(), panels, c, c + 1, xq, op, m);
+        panel_matmul(w.dtype(), panels, c, c + 1, xq, op, m);
         continue;
       }
       const int64_t first = c * chunk, last = std::min(m, first + chunk);

@@ -6,12 +6,14 @@
 #include <dnnl.hpp>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "backends/cpu/cpu_dequantize.h"
+#include "backends/cpu/isa/cpu_isa.h"
 #include "baton/error.h"
 
 namespace baton::cpu {
@@ -60,6 +62,44 @@ dnnl::matmul::primitive_desc plan_matmul(const dnnl::engine& engine, memory::dim
   return dnnl::matmul::primitive_desc(desc, engine);
 }
 
+// Caps oneDNN's JIT at the kernel level Baton runs (BATON_CPU_ISA), so that an AVX-512 host told
+// to run its AVX2 kernels also gets the GEMMs an AVX2-only host would. oneDNN takes the cap only
+// before its first kernel, hence once per process; ScopedIsaOverride does not reach it.
+void cap_onednn_isa() {
+  static const bool capped = [] {
+    switch (active_isa()) {
+      case Isa::kGeneric:
+        dnnl::set_max_cpu_isa(dnnl::cpu_isa::sse41);
+        break;
+      case Isa::kAvx2:
+        dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
+        break;
+      case Isa::kAvx512:
+        break;
+    }
+    return true;
+  }();
+  (void)capped;
+}
+
+// The packed GEMM for weights [m, k]: bf16 where oneDNN has a bf16 kernel other than its
+// reference one (AVX-512 BF16, AMX), else f32 on weights widened once (exact for F16 and BF16),
+// else none: oneDNN's reference kernels are slower than the GEMV kernels. Decided by the
+// implementation oneDNN picks, not by the CPU's name.
+std::optional<dnnl::matmul::primitive_desc> plan_packed(const dnnl::engine& engine, memory::dim m,
+                                                        memory::dim k) {
+  for (Dt type : {Dt::bf16, Dt::f32}) {
+    try {
+      dnnl::matmul::primitive_desc pd =
+          plan_matmul(engine, kPlanRows, memory::desc({k, m}, type, Tag::any), type);
+      if (!std::string_view(pd.impl_info_str()).starts_with("ref")) return pd;
+    } catch (const dnnl::error& e) {
+      if (e.status != dnnl_unimplemented) throw;
+    }
+  }
+  return std::nullopt;
+}
+
 struct Packed {
   std::weak_ptr<Buffer> source;  // once it expires the address may hold another tensor
   DType dtype;
@@ -79,6 +119,10 @@ struct Plan {
   dnnl::reorder to_bf16;  // x f32 -> bf16, for the bf16 GEMM only
 };
 
+DType to_dtype(Dt type) {
+  return type == Dt::bf16 ? DType::kBF16 : DType::kF32;
+}
+
 std::vector<float> widen_f16(const Tensor& w, int threads) {
   std::vector<float> out(static_cast<size_t>(w.numel()));
   const auto* src = w.data<uint16_t>();
@@ -91,10 +135,22 @@ std::vector<float> widen_f16(const Tensor& w, int threads) {
   return out;
 }
 
+dnnl::engine make_engine() {
+  cap_onednn_isa();
+  return dnnl::engine(dnnl::engine::kind::cpu, 0);
+}
+
 }  // namespace
 
+std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k) {
+  static const dnnl::engine engine = make_engine();
+  const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(engine, m, k);
+  if (!pd) return std::nullopt;
+  return to_dtype(pd->weights_desc().data_type());
+}
+
 struct PackedWeights::Impl {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine = make_engine();
   std::unordered_map<const std::byte*, Packed> packed;
   size_t bytes = 0;
   mutable std::mutex plans_mutex;
@@ -137,22 +193,20 @@ bool PackedWeights::add(const Tensor& w, int threads) {
   impl_->forget_expired();
   if (impl_->find(w)) return true;
   const memory::dim m = w.dim(0), k = w.dim(1);
-  const Dt type = Dt::bf16;
   try {
     const OmpThreads omp(threads);
-    const dnnl::matmul::primitive_desc pd =
-        plan_matmul(impl_->engine, kPlanRows, memory::desc({k, m}, type, Tag::any), type);
-    // Only oneDNN's reference kernel here: the GEMV kernels are faster than that.
-    if (std::string_view(pd.impl_info_str()).starts_with("ref")) return false;
-    memory packed(pd.weights_desc(), impl_->engine);
-    // oneDNN 2.6 has no f16 -> bf16 reorder, so F16 weights pass through a transient f32 copy.
+    const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(impl_->engine, m, k);
+    if (!pd) return false;
+    memory packed(pd->weights_desc(), impl_->engine);
+    // oneDNN 2.6 has no f16 -> bf16 or f16 -> f32 reorder, so F16 weights pass through a
+    // transient f32 copy.
     std::vector<float> widened;
     memory source;
     if (w.dtype() == DType::kF16) {
       widened = widen_f16(w, threads);
       source = memory(plain_weights(m, k, Dt::f32), impl_->engine, widened.data());
     } else {
-      source = memory(plain_weights(m, k, type), impl_->engine, w.raw());
+      source = memory(plain_weights(m, k, Dt::bf16), impl_->engine, w.raw());
     }
     dnnl::stream stream(impl_->engine);
     dnnl::reorder(source, packed).execute(stream, source, packed);
@@ -164,7 +218,7 @@ bool PackedWeights::add(const Tensor& w, int threads) {
     if (e.status == dnnl_unimplemented) return false;
     throw Error(ErrorCategory::kBackend, "oneDNN could not pack a " +
                                              std::string(to_string(w.dtype())) + " weight " +
-                                             to_string(w.shape()) + ": " + e.what());
+                                             baton::to_string(w.shape()) + ": " + e.what());
   }
 }
 
@@ -172,7 +226,7 @@ bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, 
   const Packed* p = impl_->find(w);
   if (!p) return false;
   const memory::dim n = x.dim(0), k = x.dim(1), m = w.dim(0);
-  const Dt type = Dt::bf16;
+  const Dt type = p->weights.get_desc().data_type();
   try {
     const OmpThreads omp(threads);
     const Plan& plan = impl_->plan({n, m, k, type, threads}, p->weights.get_desc());
@@ -190,9 +244,9 @@ bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, 
     stream.wait();
     return true;
   } catch (const dnnl::error& e) {
-    throw Error(ErrorCategory::kBackend, "oneDNN matmul of x " + to_string(x.shape()) + " by " +
-                                             std::string(to_string(w.dtype())) + " " +
-                                             to_string(w.shape()) + " failed: " + e.what());
+    throw Error(ErrorCategory::kBackend, "oneDNN matmul of x " + baton::to_string(x.shape()) +
+                                             " by " + std::string(to_string(w.dtype())) + " " +
+                                             baton::to_string(w.shape()) + " failed: " + e.what());
   }
 }
 

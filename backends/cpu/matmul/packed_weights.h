@@ -5,10 +5,14 @@
 // several times slower. The copies are keyed by the weight's data pointer, owned by one backend
 // instance, and reached from kernels through Context::packed.
 //
-// F32 weights keep an f32 copy and run an f32 GEMM. F16 and BF16 weights keep a bf16 copy and
-// run a bf16 GEMM with x rounded to bf16 per call, fp32 accumulation and output: F16 weights
-// lose their 3 low mantissa bits, and each product carries up to ~2^-8 relative error from each
-// rounding.
+// F16 and BF16 weights are packed for the best GEMM oneDNN has on this host (asked of oneDNN, see
+// packed_gemm_dtype):
+//   - bf16 (AVX-512 BF16, AMX): a bf16 copy, x rounded to bf16 per call, fp32 accumulation and
+//     output. F16 weights lose their 3 low mantissa bits, and each product carries up to ~2^-8
+//     relative error from each rounding;
+//   - f32 (AVX2 and AVX-512 without BF16, where oneDNN's bf16 matmul is its reference kernel):
+//     an f32 copy, widened exactly, twice the size of the file's weights; the GEMM is fp32.
+// F32 weights are not packed (see packed_weights.cpp).
 //
 // oneDNN runs on OpenMP with the caller's thread count; a GEMM may split its reduction
 // differently for other thread counts, so results with 1 and N threads can differ in the last
@@ -16,10 +20,15 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 
 #include "core/tensor.h"
 
 namespace baton::cpu {
+
+// The element type of the packed copy and GEMM for an F16 or BF16 weight [m, k] on this host:
+// kBF16, kF32, or nullopt where oneDNN has only its reference kernel (then nothing is packed).
+std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k);
 
 class PackedWeights {
  public:
@@ -28,8 +37,8 @@ class PackedWeights {
   PackedWeights(const PackedWeights&) = delete;
   PackedWeights& operator=(const PackedWeights&) = delete;
 
-  // Packs a 2-D F32, F16 or BF16 host tensor with `threads` OpenMP threads; returns false and
-  // keeps nothing for other tensors and for shapes where oneDNN has only its reference kernel.
+  // Packs a 2-D F16 or BF16 host tensor with `threads` OpenMP threads; returns false and keeps
+  // nothing for other tensors and where packed_gemm_dtype is nullopt.
   bool add(const Tensor& w, int threads);
   // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none.
   bool matmul(const Tensor& x, const Tensor& w, const Tensor& out, int threads) const;

@@ -1,8 +1,9 @@
 #pragma once
 
-// Q4_0 and Q8_0 weights repacked once into panels of 32 weight rows for the AVX-512 VNNI panel
-// kernel (matmul/panel_matmul_avx512.cpp), which then serves every number of rows of x: decode,
-// batched decode and prefill.
+// Q4_0 and Q8_0 weights repacked once into panels of 32 weight rows for the panel kernels
+// (matmul/panel_matmul_avx512.cpp with VNNI, matmul/panel_matmul_avx2.cpp with maddubs, reading
+// each zmm as two ymm of 8 rows), which then serve every number of rows of x: decode, batched
+// decode and prefill.
 //
 // In the GGUF layout each block is one row's 32 quants, so a kernel multiplying several rows of
 // x either sums lanes horizontally per block or packs panels on every call. Here a panel block
@@ -44,7 +45,7 @@ class PanelWeights {
 
   // w's panels (panel p, block b at (p * blocks + b) * panel_block_bytes), repacking w with
   // `threads` OpenMP threads the first time; null for anything but a 2-D Q4_0 or Q8_0 host
-  // tensor. Only the AVX-512 kernels read panels: call it when they run.
+  // tensor. Only the AVX-512 and AVX2 kernels read panels: call it when they run.
   const std::byte* find_or_add(const Tensor& w, int threads);
 
   size_t bytes() const;

@@ -145,6 +145,9 @@ void quantize_row(const float* x, int64_t k, int32_t offset, int8_t* qs, float* 
 // Any number of rows of x, block by block.
 void matmul(DType dtype, const std::byte* w, size_t w_stride, int64_t first, int64_t last,
             const QuantizedRows& x, float* out, int64_t m);
+// avx512::panel_matmul's contract, with maddubs in place of VNNI, on the same panels.
+void panel_matmul(DType dtype, const std::byte* panels, int64_t first, int64_t last,
+                  const QuantizedRows& x, float* out, int64_t m);
 }  // namespace avx2
 
 }  // namespace baton::cpu

@@ -101,8 +101,8 @@ TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
   }
 }
 
-// With prepacking (the default), AVX-512 runs the panel kernel on a repacked copy, with the same
-// bounds: n covers every row count of a tile and its tails, m = 33, 50 and 100 partial last
+// With prepacking (the default), AVX-512 and AVX2 run a panel kernel on a repacked copy, with the
+// same bounds: n covers every row count of a tile and its tails, m = 33, 50 and 100 partial last
 // panels (1, 18 and 4 columns).
 TEST_P(QuantizedMatMul, PrepackedWeightsMatchReferenceWithinActivationQuantizationError) {
   const auto [isa, dtype] = GetParam();
@@ -129,7 +129,7 @@ TEST_P(QuantizedMatMul, PrepackedWeightsMatchReferenceWithinActivationQuantizati
 TEST_P(QuantizedMatMul, PrepackedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
   const auto [isa, dtype] = GetParam();
   if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
-  if (isa != Isa::kAvx512) GTEST_SKIP() << "only the AVX-512 kernels read repacked weights";
+  if (isa == Isa::kGeneric) GTEST_SKIP() << "the generic kernel reads no repacked weights";
   cpu::ScopedIsaOverride pin(isa);
   const int64_t n = 13, k = 256, m = 70;
   Tensor x = random_f32({n, k}, 7);
@@ -151,7 +151,7 @@ TEST_P(QuantizedMatMul, PrepackedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
 // PanelWeights of the test's own, so the backend does read the repacked copy.
 TEST_P(QuantizedMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   const auto [isa, dtype] = GetParam();
-  if (isa != Isa::kAvx512) GTEST_SKIP() << "only the AVX-512 kernels read repacked weights";
+  if (isa == Isa::kGeneric) GTEST_SKIP() << "the generic kernel reads no repacked weights";
   if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   const int64_t n = 3, k = 512, m = 64;
@@ -173,6 +173,40 @@ TEST_P(QuantizedMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   // The in-place kernels sum in another order, so equal bits here would not tell the paths apart.
   const Tensor in_place = run_cpu([&](Graph& g) { return g.matmul(x, w); }, false);
   EXPECT_NE(std::memcmp(direct.raw(), in_place.raw(), direct.nbytes()), 0);
+}
+
+// The largest quants against the largest x quants: Q8_0's -128 (|w| * 127 twice in one int16
+// pair) and Q4_0's code 15 (eight pairs of 2 * 15 * 127 summed in int16) must not saturate.
+// Every x block is +-max, so it quantizes to +-127 exactly and a saturated pair would show as an
+// error far past the fp32 bound of expect_within_bounds.
+TEST_P(QuantizedMatMul, ExtremeQuantsDoNotSaturate) {
+  const auto [isa, dtype] = GetParam();
+  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
+  cpu::ScopedIsaOverride pin(isa);
+  const int64_t k = 256, m = 40;
+  for (int64_t n : {1, 2, 3, 5}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    Tensor x = Tensor::host(DType::kF32, {n, k});
+    for (int64_t i = 0; i < n * k; ++i) x.data<float>()[i] = (i / 2) % 3 == 0 ? -2.0f : 2.0f;
+    Tensor w = random_weight(dtype, {m, k}, 21);
+    for (int64_t j = 0; j < m; ++j) {
+      std::byte* row = w.raw() + j * w.row_bytes();
+      for (int64_t b = 0; b < k / kBlock; ++b) {
+        if (dtype == DType::kQ8_0) {
+          auto* block = reinterpret_cast<BlockQ8_0*>(row) + b;
+          for (int i = 0; i < 32; ++i) block->qs[i] = (i + j) % 5 == 0 ? 127 : -128;
+        } else {
+          auto* block = reinterpret_cast<BlockQ4_0*>(row) + b;
+          for (int i = 0; i < 16; ++i) block->qs[i] = (i + j) % 7 == 0 ? 0x0f : 0xf0 | (j % 16);
+        }
+      }
+    }
+    for (bool prepack : {false, true}) {
+      SCOPED_TRACE(prepack ? "prepacked" : "in place");
+      const Tensor out = run_cpu([&](Graph& g) { return g.matmul(x, w); }, prepack);
+      expect_within_bounds(out, x, w, isa != Isa::kGeneric);
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, QuantizedMatMul,
