@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
 #include "core/llm/benchmark.h"
 #include "core/llm/offline_throughput.h"
@@ -82,6 +83,13 @@ void print_table(const Benchmark& bench, int32_t threads, const std::vector<Benc
     }
     std::printf("\n");
   }
+}
+
+// The matmul kernel the CPU backend runs for the model's main weight type on this host (at the
+// active ISA level), or "" on another backend.
+std::string cpu_kernel(const Benchmark& bench, const BenchFlags& f) {
+  if (bench.backend_name() != "cpu") return "";
+  return cpu::describe_matmul_path(bench.cost().weight_type, f.options.repack_weights);
 }
 
 nlohmann::json result_json(const Benchmark& bench, int32_t threads, const BenchResult& r,
@@ -225,10 +233,12 @@ int run_bench(const BenchFlags& f) {
   std::optional<Roofline> roofline;
   if (probe) roofline = measure_roofline(f, *probe, {bench.cost().weight_type}, !f.json);
   const Roofline* r = roofline ? &*roofline : nullptr;
+  const std::string kernel = cpu_kernel(bench, f);
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
     for (const BenchResult& result : results) {
       out.push_back(result_json(bench, threads, result, r, peak_rss));
+      if (!kernel.empty()) out.back()["kernel"] = kernel;
     }
     std::cout << out.dump(2) << "\n";
   } else {
@@ -242,6 +252,10 @@ int run_bench(const BenchFlags& f) {
           "the median of those fractions, and of those bandwidths\n");
     }
     std::printf("peak RSS: %.1f MiB\n", peak_rss / 1048576.0);
+    if (!kernel.empty()) {
+      std::printf("%s matmul: %s\n", std::string(to_string(bench.cost().weight_type)).c_str(),
+                  kernel.c_str());
+    }
   }
   return 0;
 }

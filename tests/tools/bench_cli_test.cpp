@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/matmul.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
 
@@ -48,6 +50,34 @@ TEST_F(BenchCli, PrintsOneTableRowPerTestAndPeakRss) {
   EXPECT_NE(r.out.find("| cpu | 2 | pp8 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("| cpu | 2 | tg4 |"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("peak RSS: "), std::string::npos) << r.out;
+}
+
+// The table and each JSON result name the matmul kernel this host runs for the model's weights,
+// at the level BATON_CPU_ISA (inherited by the child) selects: on AVX2 and AVX-512, Q8_0 is
+// repacked into panels.
+TEST_F(BenchCli, NamesTheMatmulKernelThisHostRuns) {
+  const std::string expected = baton::cpu::describe_matmul_path(baton::DType::kQ8_0, true);
+  switch (baton::cpu::active_isa()) {
+    case baton::cpu::Isa::kAvx512:
+      EXPECT_NE(expected.find("AVX-512 VNNI kernel for any rows of x on panels"),
+                std::string::npos);
+      break;
+    case baton::cpu::Isa::kAvx2:
+      EXPECT_NE(expected.find("AVX2 maddubs kernel for any rows of x on panels"),
+                std::string::npos);
+      break;
+    case baton::cpu::Isa::kGeneric:
+      EXPECT_NE(expected.find("generic kernel"), std::string::npos);
+      break;
+  }
+  const CommandResult table = baton("bench -m " + model() + " -p 8 -n 2 -r 1 -t 1");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("q8_0 matmul: " + expected + "\n"), std::string::npos) << table.out;
+  const CommandResult json = baton("bench -m " + model() + " -p 8 -n 2 -r 1 -t 1 --json");
+  ASSERT_EQ(json.exit_code, 0) << json.out;
+  for (const nlohmann::json& result : nlohmann::json::parse(json.out)) {
+    EXPECT_EQ(result["kernel"], expected);
+  }
 }
 
 TEST_F(BenchCli, JsonHasOneResultPerTestWithPositiveRates) {

@@ -3,6 +3,7 @@
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/kquant.h"
 #include "backends/cpu/matmul/matmul_float.h"
+#include "backends/cpu/matmul/quantized.h"
 
 namespace baton::cpu {
 
@@ -49,37 +50,44 @@ void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& 
   }
 }
 
-std::string describe_matmul_paths(bool prepacked) {
-  std::string quantized, kquant;
-  switch (active_isa()) {
-    case Isa::kAvx512:
-      quantized =
-          "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows of x, VNNI GEMM above";
-      kquant =
-          "x quantized to int8 blocks; AVX-512 VNNI GEMV up to 8 rows of x, VNNI GEMM on "
-          "unpacked panels of 32 weight rows above";
-      break;
-    case Isa::kAvx2:
-      quantized = "x quantized to int8 blocks; AVX2 maddubs kernel";
-      kquant = quantized;
-      break;
-    case Isa::kGeneric:
-      quantized = "generic kernel, weights dequantized to f32";
-      kquant = quantized;
+std::string describe_matmul_path(DType dtype, bool prepacked) {
+  switch (dtype) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kF8Row:
+      return describe_float_matmul_path(dtype, prepacked);
+    default:
       break;
   }
-  const char* panel_kernel = active_isa() == Isa::kAvx512 ? "AVX-512 VNNI" : "AVX2 maddubs";
-  const std::string panels =
-      active_isa() != Isa::kGeneric && prepacked
-          ? std::string("q8_0, q4_0 weights: x quantized to int8 blocks; ") + panel_kernel +
-                " kernel for any rows of x on panels of 32 weight rows, repacked at first use "
-                "in place of the file's blocks\n"
-          : "";
-  const std::string legacy = panels.empty() ? "q8_0, q4_0, q4_1, q5_0, q5_1" : "q4_1, q5_0, q5_1";
-  return describe_float_matmul_paths(prepacked) + panels + legacy + " weights: " + quantized +
-         ", on the file's blocks in place\n" + "int8, int4_g32, int4_g128 weights: " + quantized +
-         ", on the file's rows in place\n" + "q2_K, q3_K, q4_K, q5_K, q6_K weights: " + kquant +
-         ", on the file's super-blocks in place\n";
+  const Isa isa = active_isa();
+  if (isa == Isa::kGeneric) return "generic kernel, weights dequantized to f32";
+  const std::string quantized = "x quantized to int8 blocks; ";
+  if (prepacked && (dtype == DType::kQ4_0 || dtype == DType::kQ8_0)) {
+    return quantized + (isa == Isa::kAvx512 ? "AVX-512 VNNI" : "AVX2 maddubs") +
+           " kernel for any rows of x on panels of 32 weight rows, repacked at first use in "
+           "place of the file's blocks";
+  }
+  const bool kquant = is_kquant(dtype);
+  const bool rows = dtype == DType::kI8Row || dtype == DType::kI4G32 || dtype == DType::kI4G128;
+  const std::string layout = kquant ? "super-blocks" : rows ? "rows" : "blocks";
+  if (isa == Isa::kAvx2)
+    return quantized + "AVX2 maddubs kernel, on the file's " + layout + " in place";
+  return quantized + "AVX-512 VNNI GEMV up to " + std::to_string(kGemvMaxRows) +
+         " rows of x, VNNI GEMM" + (kquant ? " on unpacked panels of 32 weight rows" : "") +
+         " above, on the file's " + layout + " in place";
+}
+
+std::string describe_matmul_paths(bool prepacked) {
+  std::string out;
+  for (DType dtype :
+       {DType::kF32, DType::kF16, DType::kBF16, DType::kF8Row, DType::kQ8_0, DType::kQ4_0,
+        DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kI8Row, DType::kI4G32, DType::kI4G128,
+        DType::kQ2_K, DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K}) {
+    out += std::string(to_string(dtype)) + " weights: " + describe_matmul_path(dtype, prepacked) +
+           "\n";
+  }
+  return out;
 }
 
 }  // namespace baton::cpu

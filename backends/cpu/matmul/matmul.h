@@ -19,8 +19,11 @@ void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const T
 // Floating-point weights (F32, F16, BF16).
 void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 
-// One line per weight dtype naming the decode and prefill kernels this machine runs, for
-// `baton info`; `prepacked` says whether the backend keeps prepacked copies of F16/BF16 weights.
+// The decode and prefill kernels this machine runs for a matmul with `dtype` weights, at the
+// active ISA level, for `baton info` and `baton bench`; `prepacked` says whether the backend
+// prepacks weights (BackendOptions::prepack_weights).
+std::string describe_matmul_path(DType dtype, bool prepacked);
+// describe_matmul_path of every weight dtype, one "<dtype> weights: <path>" line each.
 std::string describe_matmul_paths(bool prepacked);
 
 }  // namespace baton::cpu

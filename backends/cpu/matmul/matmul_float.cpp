@@ -23,29 +23,23 @@ void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Te
   }
 }
 
-std::string describe_float_matmul_paths(bool prepacked) {
+std::string describe_float_matmul_path(DType dtype, bool prepacked) {
   const std::string decode =
       std::string(to_string(active_isa())) + " GEMV on the weights as loaded";
-  std::string out = "f32 weights: " + decode + " at every batch size (batch-invariant)\n";
-  out += "fp8 weights: " + decode + " (E4M3 widened exactly to f32) at every batch size\n";
+  if (dtype == DType::kF32) return decode + " at every batch size (batch-invariant)";
+  if (dtype == DType::kF8Row) return decode + " (E4M3 widened exactly to f32) at every batch size";
+  if (!prepacked) return decode + " at every batch size";
   // What oneDNN picks for a TinyLlama-sized FFN weight; add() asks again for each weight's shape.
-  const std::optional<DType> gemm = prepacked ? packed_gemm_dtype(5632, 2048) : std::nullopt;
-  const std::string from = "; from " + std::to_string(kGemmMinRows) + " rows of x, oneDNN ";
-  for (const DType dtype : {DType::kF16, DType::kBF16}) {
-    out += std::string(to_string(dtype)) + " weights: " + decode;
-    if (!gemm) {
-      if (prepacked) out += " at every batch size (oneDNN has only reference GEMMs here)";
-    } else if (*gemm == DType::kBF16) {
-      out += from + "bf16 GEMM (x" + (dtype == DType::kF16 ? " and w" : "") +
-             " rounded to bf16) on a prepacked bf16 copy";
-    } else {
-      out += from +
-             "f32 GEMM on a prepacked f32 copy (widened exactly, twice the file's bytes; oneDNN "
-             "has only a reference bf16 kernel here)";
-    }
-    out += "\n";
+  const std::optional<DType> gemm = packed_gemm_dtype(5632, 2048);
+  if (!gemm) return decode + " at every batch size (oneDNN has only reference GEMMs here)";
+  const std::string from = decode + "; from " + std::to_string(kGemmMinRows) + " rows of x, ";
+  if (*gemm == DType::kBF16) {
+    return from + "oneDNN bf16 GEMM (x" + (dtype == DType::kF16 ? " and w" : "") +
+           " rounded to bf16) on a prepacked bf16 copy";
   }
-  return out;
+  return from +
+         "oneDNN f32 GEMM on a prepacked f32 copy (widened exactly, twice the file's bytes; "
+         "oneDNN has only a reference bf16 kernel here)";
 }
 
 }  // namespace baton::cpu

@@ -23,8 +23,7 @@ namespace avx2 {
 void float_gemv(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 }  // namespace avx2
 
-// One line per weight dtype naming its decode and prefill paths on this machine, for `baton
-// info`; `prepacked` says whether the backend keeps packed copies (BackendOptions).
-std::string describe_float_matmul_paths(bool prepacked);
+// describe_matmul_path (matmul.h) for F32, F16, BF16 and FP8 weights.
+std::string describe_float_matmul_path(DType dtype, bool prepacked);
 
 }  // namespace baton::cpu

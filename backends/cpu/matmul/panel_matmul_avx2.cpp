@@ -40,6 +40,13 @@ inline __m256i broadcast_four(const int8_t* p) {
   return _mm256_set1_epi32(four);
 }
 
+// GCC reassociates a long integer sum into a tree whose products are all live at once, and
+// spills them in 16 ymm registers; an empty asm that "changes" the running sum keeps each
+// product's add in program order.
+inline void keep_in_order(__m256i& sum) {
+  asm("" : "+x"(sum));
+}
+
 inline const __m256i* group_quants(const std::byte* block, int t, int g) {
   return reinterpret_cast<const __m256i*>(block + 64) + kGroups * t + g;
 }
@@ -53,7 +60,8 @@ template <bool kNibbles, int kRows>
   if constexpr (kNibbles) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
     __m256i pairs[kRows];
-    for (__m256i& p : pairs) p = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) pairs[r] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int t = 0; t < 4; ++t) {
       const __m256i q = _mm256_load_si256(group_quants(block, t, g));
@@ -65,12 +73,15 @@ template <bool kNibbles, int kRows>
             _mm256_add_epi16(pairs[r], _mm256_maddubs_epi16(lo, broadcast_four(xq[r] + 4 * t)));
         pairs[r] = _mm256_add_epi16(pairs[r],
                                     _mm256_maddubs_epi16(hi, broadcast_four(xq[r] + 16 + 4 * t)));
+        keep_in_order(pairs[r]);
       }
     }
+#pragma GCC unroll 4
     for (int r = 0; r < kRows; ++r) sums[r] = _mm256_madd_epi16(pairs[r], ones);
   } else {
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-    for (__m256i& s : sums) s = _mm256_setzero_si256();
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) sums[r] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
       const __m256i w = _mm256_xor_si256(_mm256_load_si256(group_quants(block, t, g)), bias);
@@ -80,28 +91,43 @@ template <bool kNibbles, int kRows>
         const __m256i xs = _mm256_sign_epi8(broadcast_four(xq[r] + 4 * t), w);
         sums[r] =
             _mm256_add_epi32(sums[r], _mm256_madd_epi16(_mm256_maddubs_epi16(magnitude, xs), ones));
+        keep_in_order(sums[r]);
       }
     }
   }
 }
 
-// kRows rows of x from r0 by kCols column groups from g0, over every block of one panel.
+// kRows rows of x from r0 by kCols column groups from g0, over every block of one panel. Every
+// loop over rows and groups is unrolled, so the accumulators live in registers.
 template <bool kNibbles, int kRows, int kCols>
 void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int g0, bool prefetch,
                 float* out, int64_t m, int64_t j0, int cols) {
   constexpr size_t kBlockBytes = panel_block_bytes(kNibbles ? DType::kQ4_0 : DType::kQ8_0);
-  __m256 acc[kRows][kCols];
-  for (auto& row : acc) {
-    for (__m256& a : row) a = _mm256_setzero_ps();
+  const int8_t* qs[kRows];
+  const float* dx[kRows];
+  const int32_t* corr[kRows];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+    qs[r] = x.qs_row(r0 + r);
+    dx[r] = x.d_row(r0 + r);
+    corr[r] = x.corr_row(r0 + r);
   }
-  const int8_t* xq[kRows];
-  for (int64_t b = 0; b < x.blocks; ++b) {
+  __m256 acc[kRows][kCols];
+#pragma GCC unroll 4
+  for (int r = 0; r < kRows; ++r) {
+#pragma GCC unroll 4
+    for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_ps();
+  }
+  const int64_t blocks = x.blocks;
+  for (int64_t b = 0; b < blocks; ++b) {
     const std::byte* block = panel + b * kBlockBytes;
     if (prefetch) {
       const char* ahead = reinterpret_cast<const char*>(block + kPrefetchBlocks * kBlockBytes);
       for (size_t line = 0; line < kBlockBytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     }
-    for (int r = 0; r < kRows; ++r) xq[r] = x.qs_row(r0 + r) + b * kQuantBlock;
+    const int8_t* xq[kRows];
+#pragma GCC unroll 4
+    for (int r = 0; r < kRows; ++r) xq[r] = qs[r] + b * kQuantBlock;
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
       const int g = g0 + c;
@@ -112,16 +138,16 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
 #pragma GCC unroll 4
       for (int r = 0; r < kRows; ++r) {
         // Q4_0's codes are w + 8: corr = -8 * sum(x quants) takes the offset back out.
-        if constexpr (kNibbles) {
-          dots[r] = _mm256_add_epi32(dots[r], _mm256_set1_epi32(x.corr_row(r0 + r)[b]));
-        }
-        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(x.d_row(r0 + r)[b]));
+        if constexpr (kNibbles) dots[r] = _mm256_add_epi32(dots[r], _mm256_set1_epi32(corr[r][b]));
+        const __m256 d = _mm256_mul_ps(dw, _mm256_set1_ps(dx[r][b]));
         acc[r][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dots[r]), d, acc[r][c]);
       }
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < kRows; ++r) {
     float* o = out + (r0 + r) * m + j0;
+#pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
       const int first = (g0 + c) * kGroupRows;
       const int n = std::min(kGroupRows, cols - first);
@@ -135,8 +161,8 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
 }
 
 // One panel against every row of x: tiles of kTileRows rows by one column group, so each tile
-// keeps its x rows in L1 across the panel's groups and the panel in L2 across tiles; the 1 to 3
-// rows left over take as many groups per tile as fit the registers (decode: all four).
+// keeps its x rows in L1 across the panel's groups and the panel in L2 across tiles. One row
+// left over (decode) takes all four groups per tile, sharing each x load; two or three take one.
 template <bool kNibbles>
 void panel_rows(const std::byte* panel, const QuantizedRows& x, float* out, int64_t m, int64_t j0,
                 int cols) {
@@ -152,8 +178,8 @@ void panel_rows(const std::byte* panel, const QuantizedRows& x, float* out, int6
     case 1:
       return panel_tile<kNibbles, 1, kGroups>(panel, x, r0, 0, prefetch, out, m, j0, cols);
     case 2:
-      for (int g = 0; g < groups; g += 2) {
-        panel_tile<kNibbles, 2, 2>(panel, x, r0, g, prefetch && g == 0, out, m, j0, cols);
+      for (int g = 0; g < groups; ++g) {
+        panel_tile<kNibbles, 2, 1>(panel, x, r0, g, prefetch && g == 0, out, m, j0, cols);
       }
       return;
     case 3:
