@@ -175,6 +175,22 @@ TEST_P(QuantizedMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   EXPECT_NE(std::memcmp(direct.raw(), in_place.raw(), direct.nbytes()), 0);
 }
 
+// The AVX2 and AVX-512 panel kernels read the same panels and scale each exact int32 block dot
+// the same way, so a developer on either host sees the other's bits.
+TEST(PanelKernels, Avx2AndAvx512GiveTheSameBits) {
+  if (!cpu::is_supported(Isa::kAvx512)) GTEST_SKIP() << "this CPU lacks avx512";
+  for (DType dtype : {DType::kQ4_0, DType::kQ8_0}) {
+    SCOPED_TRACE(std::string(to_string(dtype)));
+    const Tensor x = random_f32({13, 256}, 31), w = random_weight(dtype, {70, 256}, 32);
+    Tensor outs[2];
+    for (Isa isa : {Isa::kAvx2, Isa::kAvx512}) {
+      cpu::ScopedIsaOverride pin(isa);
+      outs[isa == Isa::kAvx512] = run_cpu([&](Graph& g) { return g.matmul(x, w); });
+    }
+    expect_identical(outs[0], outs[1]);
+  }
+}
+
 // The largest quants against the largest x quants: Q8_0's -128 (|w| * 127 twice in one int16
 // pair) and Q4_0's code 15 (eight pairs of 2 * 15 * 127 summed in int16) must not saturate.
 // Every x block is +-max, so it quantizes to +-127 exactly and a saturated pair would show as an
