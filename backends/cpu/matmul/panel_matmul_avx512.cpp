@@ -113,23 +113,14 @@ void panel_rows(const std::byte* panel, const QuantizedRows& x, float* out, int6
   }
 }
 
-template <DType kType>
-void panel_range(const std::byte* panels, int64_t first, int64_t last, const QuantizedRows& x,
-                 float* out, int64_t m) {
-  const size_t panel_bytes = x.blocks * panel_block_bytes(kType);
-  for (int64_t p = first; p < last; ++p) {
-    const int64_t j0 = p * kPanelRows;
-    const int cols = static_cast<int>(std::min<int64_t>(kPanelRows, m - j0));
-    panel_rows<kType == DType::kQ4_0>(panels + p * panel_bytes, x, out, m, j0, cols);
-  }
-}
-
 }  // namespace
 
 void panel_matmul(DType dtype, const std::byte* panels, int64_t first, int64_t last,
                   const QuantizedRows& x, float* out, int64_t m) {
-  if (dtype == DType::kQ4_0) return panel_range<DType::kQ4_0>(panels, first, last, x, out, m);
-  panel_range<DType::kQ8_0>(panels, first, last, x, out, m);
+  for_each_panel(dtype, panels, first, last, x.blocks, m,
+                 [&](auto nibbles, const std::byte* panel, int64_t j0, int cols) {
+                   panel_rows<nibbles()>(panel, x, out, m, j0, cols);
+                 });
 }
 
 }  // namespace baton::cpu::avx512

@@ -21,9 +21,11 @@
 // repacked at their first matmul, not at import, so a table only the embedding reads is never
 // copied.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "core/tensor.h"
 
@@ -34,6 +36,24 @@ constexpr int64_t kPanelRows = 32;
 // Bytes of one panel block: 32 fp16 scales and the quants of 32 rows x 32 elements.
 constexpr size_t panel_block_bytes(DType dtype) {
   return 64 + (dtype == DType::kQ4_0 ? 512 : 1024);
+}
+
+// The walk every level's panel kernel shares: calls rows(nibbles, panel, j0, cols) for panels
+// [first, last) of a Q4_0 (nibbles: std::true_type) or Q8_0 (std::false_type) weight with m rows
+// and `blocks` blocks per row; the panel holds weight rows [j0, j0 + cols).
+template <typename Rows>
+void for_each_panel(DType dtype, const std::byte* panels, int64_t first, int64_t last,
+                    int64_t blocks, int64_t m, Rows&& rows) {
+  const auto walk = [&](auto nibbles) {
+    const size_t panel_bytes = static_cast<size_t>(blocks) * panel_block_bytes(dtype);
+    for (int64_t p = first; p < last; ++p) {
+      const int64_t j0 = p * kPanelRows;
+      rows(nibbles, panels + p * panel_bytes, j0,
+           static_cast<int>(std::min<int64_t>(kPanelRows, m - j0)));
+    }
+  };
+  if (dtype == DType::kQ4_0) return walk(std::true_type{});
+  walk(std::false_type{});
 }
 
 class PanelWeights {
