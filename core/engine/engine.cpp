@@ -64,12 +64,15 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
              backend),
       blocks_(config.n_blocks, config.block_size, config.prefix_caching),
       scheduler_(config.scheduler, blocks_, config_.context_size) {
-  // One token through the model at position 0, in block 0, which no sequence holds yet (every
-  // sequence writes a position's K/V before reading it). Backends that prepare a weight at its
-  // first use (the CPU backend's Q4_0/Q8_0 panels) do it here, at load, rather than in the first
-  // request's time to first token; a model the backend cannot run fails here too.
-  const int32_t token = 0;
-  SoloSequence(model_, backend_, cache_).step(std::span(&token, 1), {0});
+  // A short prompt through the model from position 0, in blocks no sequence holds yet (every
+  // sequence writes a position's K/V before reading it). Backends that prepare a weight or a
+  // kernel at its first use (the CPU backend's Q4_0/Q8_0 panels, oneDNN's GEMM for F16/BF16
+  // weights, taken from a few rows of x) do it here, at load, rather than in the first request's
+  // time to first token; a model the backend cannot run fails here too.
+  constexpr int64_t kWarmUpTokens = 8;
+  const int64_t capacity = int64_t{config.n_blocks} * config.block_size;
+  const std::vector<int32_t> tokens(static_cast<size_t>(std::min(kWarmUpTokens, capacity)), 0);
+  SoloSequence(model_, backend_, cache_).step(tokens, {static_cast<int32_t>(tokens.size()) - 1});
 }
 
 Engine::~Engine() = default;

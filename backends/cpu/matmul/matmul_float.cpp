@@ -12,7 +12,7 @@
 namespace baton::cpu {
 
 void matmul_float(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
-  if (x.dim(0) >= kGemmMinRows && ctx.packed && ctx.packed->matmul(x, w, out, ctx.threads)) return;
+  if (ctx.packed && ctx.packed->matmul(x, w, out, ctx.threads)) return;
   switch (active_isa()) {
     case Isa::kAvx512:
       return avx512::float_gemv(ctx, x, w, out);
@@ -32,7 +32,8 @@ std::string describe_float_matmul_path(DType dtype, bool prepacked) {
   // What oneDNN picks for a TinyLlama-sized FFN weight; add() asks again for each weight's shape.
   const std::optional<DType> gemm = packed_gemm_dtype(5632, 2048);
   if (!gemm) return decode + " at every batch size (oneDNN has only reference GEMMs here)";
-  const std::string from = decode + "; from " + std::to_string(kGemmMinRows) + " rows of x, ";
+  const std::string from =
+      decode + "; from " + std::to_string(gemm_min_rows(*gemm)) + " rows of x, ";
   if (*gemm == DType::kBF16) {
     return from + "oneDNN bf16 GEMM (x" + (dtype == DType::kF16 ? " and w" : "") +
            " rounded to bf16) on a prepacked bf16 copy";

@@ -14,6 +14,7 @@
 
 #include "backends/cpu/cpu_dequantize.h"
 #include "backends/cpu/isa/cpu_isa.h"
+#include "backends/cpu/matmul/matmul_float.h"
 #include "baton/error.h"
 
 namespace baton::cpu {
@@ -227,6 +228,7 @@ bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, 
   if (!p) return false;
   const memory::dim n = x.dim(0), k = x.dim(1), m = w.dim(0);
   const Dt type = p->weights.get_desc().data_type();
+  if (n < gemm_min_rows(to_dtype(type))) return false;
   try {
     const OmpThreads omp(threads);
     const Plan& plan = impl_->plan({n, m, k, type, threads}, p->weights.get_desc());

@@ -40,7 +40,8 @@ class PackedWeights {
   // Packs a 2-D F16 or BF16 host tensor with `threads` OpenMP threads; returns false and keeps
   // nothing for other tensors and where packed_gemm_dtype is nullopt.
   bool add(const Tensor& w, int threads);
-  // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none.
+  // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none
+  // or x has fewer rows than gemm_min_rows (matmul_float.h) of the copy's precision.
   bool matmul(const Tensor& x, const Tensor& w, const Tensor& out, int threads) const;
 
   // Bytes held by packed copies (the second copy of the weights in memory).

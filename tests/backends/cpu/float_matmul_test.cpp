@@ -141,8 +141,9 @@ class PrepackedGemm : public ::testing::TestWithParam<DType> {};
 TEST_P(PrepackedGemm, MatchesReferenceWithinItsPrecision) {
   const DType dtype = GetParam();
   uint32_t seed = 100;
-  for (int64_t n : kRows) {
-    if (n < cpu::kGemmMinRows) continue;
+  // kRows from 3 up and 40: the GEMM's rows on every host (bf16 from 3 rows, f32 from 32); below
+  // its threshold the GEMV runs, which meets the bound too.
+  for (int64_t n : {3, 5, 8, 17, 40, 64, 200}) {
     for (int64_t m : kLengths) {
       for (int64_t k : kLengths) {
         SCOPED_TRACE("n=" + std::to_string(n) + " m=" + std::to_string(m) +
@@ -178,6 +179,25 @@ TEST_P(PrepackedGemm, IsUsedAfterImportUnlessDisabled) {
   Tensor direct = Tensor::host(DType::kF32, {64, 33});
   ASSERT_TRUE(packed.matmul(x, w, direct, 2));
   expect_identical(run_imported(x, w, 2, true), direct);
+}
+
+// Below gemm_min_rows of the copy's precision the GEMV on the weights as loaded runs (bit for bit),
+// from it the packed GEMM (bit for bit against the copy's own matmul).
+TEST_P(PrepackedGemm, RunsFromTheRowsItPaysOffAt) {
+  const std::optional<DType> gemm = cpu::packed_gemm_dtype(40, 96);
+  if (!gemm) GTEST_SKIP() << "oneDNN has only reference GEMMs on this host";
+  const int64_t rows = cpu::gemm_min_rows(*gemm);
+  const Tensor w = random_weight(GetParam(), {40, 96}, 9);
+  cpu::PackedWeights packed;
+  ASSERT_TRUE(packed.add(w, 2));
+  for (int64_t n : {rows - 1, rows}) {
+    SCOPED_TRACE("n=" + std::to_string(n));
+    const Tensor x = random_f32({n, 96}, 10 + static_cast<uint32_t>(n));
+    Tensor direct = Tensor::host(DType::kF32, {n, 40});
+    ASSERT_EQ(packed.matmul(x, w, direct, 2), n >= rows);
+    const Tensor expected = n >= rows ? direct : run_cpu([&](Graph& g) { return g.matmul(x, w); });
+    expect_identical(run_imported(x, w, 2, true), expected);
+  }
 }
 
 // bf16 where the CPU (at the kernel level Baton runs) has native bf16, f32 on AVX2: oneDNN's
