@@ -1,8 +1,10 @@
 #include "backends/cpu/matmul/packed_weights.h"
 
 #include <omp.h>
+#include <unistd.h>
 
 #include <compare>
+#include <cstdint>
 #include <dnnl.hpp>
 #include <map>
 #include <mutex>
@@ -150,7 +152,15 @@ std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k) {
   return to_dtype(pd->weights_desc().data_type());
 }
 
+size_t default_packed_budget() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * page_size / 2 : SIZE_MAX;
+}
+
 struct PackedWeights::Impl {
+  explicit Impl(size_t budget_bytes) : budget(budget_bytes) {}
+
+  size_t budget;
   dnnl::engine engine = make_engine();
   std::unordered_map<const std::byte*, Packed> packed;
   size_t bytes = 0;
@@ -186,7 +196,7 @@ struct PackedWeights::Impl {
   }
 };
 
-PackedWeights::PackedWeights() : impl_(std::make_unique<Impl>()) {}
+PackedWeights::PackedWeights(size_t budget_bytes) : impl_(std::make_unique<Impl>(budget_bytes)) {}
 PackedWeights::~PackedWeights() = default;
 
 bool PackedWeights::add(const Tensor& w, int threads) {
@@ -197,7 +207,7 @@ bool PackedWeights::add(const Tensor& w, int threads) {
   try {
     const OmpThreads omp(threads);
     const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(impl_->engine, m, k);
-    if (!pd) return false;
+    if (!pd || impl_->bytes + pd->weights_desc().get_size() > impl_->budget) return false;
     memory packed(pd->weights_desc(), impl_->engine);
     // oneDNN 2.6 has no f16 -> bf16 or f16 -> f32 reorder, so F16 weights pass through a
     // transient f32 copy.

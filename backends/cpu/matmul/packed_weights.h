@@ -30,15 +30,20 @@ namespace baton::cpu {
 // kBF16, kF32, or nullopt where oneDNN has only its reference kernel (then nothing is packed).
 std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k);
 
+// Half of the machine's physical memory: the default budget for packed copies.
+size_t default_packed_budget();
+
 class PackedWeights {
  public:
-  PackedWeights();
+  // Copies add up to at most `budget_bytes`; past it a weight stays on the GEMV, so a model whose
+  // copies do not fit beside it still loads (an f32 copy is twice an F16 file's bytes).
+  explicit PackedWeights(size_t budget_bytes = default_packed_budget());
   ~PackedWeights();
   PackedWeights(const PackedWeights&) = delete;
   PackedWeights& operator=(const PackedWeights&) = delete;
 
   // Packs a 2-D F16 or BF16 host tensor with `threads` OpenMP threads; returns false and keeps
-  // nothing for other tensors and where packed_gemm_dtype is nullopt.
+  // nothing for other tensors, where packed_gemm_dtype is nullopt, and past the budget.
   bool add(const Tensor& w, int threads);
   // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none
   // or x has fewer rows than gemm_min_rows (matmul_float.h) of the copy's precision.

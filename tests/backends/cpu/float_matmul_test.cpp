@@ -217,6 +217,23 @@ TEST(PackedWeights, PacksForTheGemmThisHostRuns) {
 INSTANTIATE_TEST_SUITE_P(PackedDtypes, PrepackedGemm, ::testing::Values(DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
+// Past its budget a weight is left unpacked (its matmuls stay on the GEMV) instead of growing
+// the process without bound.
+TEST(PackedWeights, StopsPackingAtItsBudget) {
+  if (!cpu::packed_gemm_dtype(64, 64)) GTEST_SKIP() << "oneDNN has only reference GEMMs here";
+  const Tensor first = random_weight(DType::kF16, {64, 64}, 1),
+               second = random_weight(DType::kF16, {64, 64}, 2);
+  cpu::PackedWeights unbounded;
+  ASSERT_TRUE(unbounded.add(first, 1));
+  const size_t one = unbounded.bytes();
+  cpu::PackedWeights packed(one + one / 2);
+  EXPECT_TRUE(packed.add(first, 1));
+  EXPECT_FALSE(packed.add(second, 1));
+  EXPECT_EQ(packed.bytes(), one);
+  Tensor out = Tensor::host(DType::kF32, {64, 64});
+  EXPECT_FALSE(packed.matmul(random_f32({64, 64}, 3), second, out, 1));
+}
+
 TEST(PackedWeights, LeavesOtherTensorsAlone) {
   cpu::PackedWeights packed;
   EXPECT_FALSE(packed.add(random_f32({64}, 1), 1));                      // a norm, not a matrix
