@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <string>
@@ -110,7 +111,9 @@ class CpuBackend final : public Backend {
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
     ctx_.threads = options.threads > 0 ? options.threads : (hardware > 0 ? hardware : 1);
     if (options.prepack_weights) {
-      packed_ = std::make_unique<cpu::PackedWeights>();
+      // Copies of F16/BF16 weights (f32 ones are twice the file's bytes) within half the RAM.
+      const size_t ram = physical_memory_bytes();
+      packed_ = std::make_unique<cpu::PackedWeights>(ram > 0 ? ram / 2 : SIZE_MAX);
       ctx_.packed = packed_.get();
       panels_ = std::make_unique<cpu::PanelWeights>();
       ctx_.panels = panels_.get();

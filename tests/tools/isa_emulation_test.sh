@@ -12,6 +12,9 @@ if [ ! -f "$model" ]; then
   echo "$model not present; skipping"
   exit 77
 fi
+# Each CPU picks its own kernel level: a BATON_CPU_ISA from the suite's environment (avx2, say)
+# would name a level the emulated Nehalem lacks.
+unset BATON_CPU_ISA
 run() { "$@" run -m "$model" -n 24 --temp 0 -q -t 2 2>/dev/null; }
 native=$(run "$baton")
 for cpu in Haswell Nehalem; do

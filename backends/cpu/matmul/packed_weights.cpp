@@ -1,7 +1,6 @@
 #include "backends/cpu/matmul/packed_weights.h"
 
 #include <omp.h>
-#include <unistd.h>
 
 #include <compare>
 #include <cstdint>
@@ -150,11 +149,6 @@ std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k) {
   const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(engine, m, k);
   if (!pd) return std::nullopt;
   return to_dtype(pd->weights_desc().data_type());
-}
-
-size_t default_packed_budget() {
-  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
-  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * page_size / 2 : SIZE_MAX;
 }
 
 struct PackedWeights::Impl {

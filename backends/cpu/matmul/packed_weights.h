@@ -19,6 +19,7 @@
 // bits (the GEMV kernels agree bit for bit).
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <optional>
 
@@ -30,14 +31,12 @@ namespace baton::cpu {
 // kBF16, kF32, or nullopt where oneDNN has only its reference kernel (then nothing is packed).
 std::optional<DType> packed_gemm_dtype(int64_t m, int64_t k);
 
-// Half of the machine's physical memory: the default budget for packed copies.
-size_t default_packed_budget();
-
 class PackedWeights {
  public:
   // Copies add up to at most `budget_bytes`; past it a weight stays on the GEMV, so a model whose
-  // copies do not fit beside it still loads (an f32 copy is twice an F16 file's bytes).
-  explicit PackedWeights(size_t budget_bytes = default_packed_budget());
+  // copies do not fit beside it still loads (an f32 copy is twice an F16 file's bytes). The CPU
+  // backend gives half of the physical memory.
+  explicit PackedWeights(size_t budget_bytes = SIZE_MAX);
   ~PackedWeights();
   PackedWeights(const PackedWeights&) = delete;
   PackedWeights& operator=(const PackedWeights&) = delete;
