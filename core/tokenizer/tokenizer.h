@@ -22,6 +22,14 @@ enum class TokenType : int32_t {
   kByte = 6,
 };
 
+// Hugging Face's added-token flags, which say how a special token meets the text beside it.
+// Bits of Vocabulary::token_flags.
+enum TokenFlag : uint8_t {
+  kTokenLstrip = 1,      // absorbs the whitespace before it
+  kTokenRstrip = 2,      // absorbs the whitespace after it
+  kTokenSingleWord = 4,  // matches only where no letter, digit or '_' touches it
+};
+
 // Everything a tokenizer is built from, as read from GGUF tokenizer.ggml.* metadata.
 struct Vocabulary {
   std::string model;  // "llama" (SentencePiece BPE), "gpt2" (byte-level BPE), "bert" (WordPiece)
@@ -29,6 +37,7 @@ struct Vocabulary {
   std::vector<std::string> tokens;
   std::vector<float> scores;           // may be empty
   std::vector<TokenType> token_types;  // may be empty (all normal)
+  std::vector<uint8_t> token_flags;    // TokenFlag bits per token; may be empty (none)
   std::vector<std::string> merges;     // "a b" pairs for BPE, highest priority first
   int32_t bos = -1, eos = -1, unk = -1, pad = -1, sep = -1, cls = -1, mask = -1, eot = -1;
   int32_t eom = -1;                        // end of message (Llama 3.1 "<|eom_id|>")
@@ -38,8 +47,15 @@ struct Vocabulary {
   bool add_space_prefix = true;  // SentencePiece: prepend "▁" to the text
 };
 
-// Reads tokenizer.ggml.* from a GGUF file; throws Error(kInvalidModel) naming a bad key and
-// Error(kUnsupported) naming an unknown tokenizer model or pre-tokenizer.
+// GGUF keys of the token ids that carry each flag. llama.cpp's GGUFs have none, so where all
+// three are absent the flags follow llama.cpp's per-model rules (phi-3's special tokens strip
+// on the right, jina-v2's "<mask>" on the left, ...).
+inline constexpr std::string_view kLstripIdsKey = "tokenizer.baton.lstrip_ids";
+inline constexpr std::string_view kRstripIdsKey = "tokenizer.baton.rstrip_ids";
+inline constexpr std::string_view kSingleWordIdsKey = "tokenizer.baton.single_word_ids";
+
+// Reads tokenizer.ggml.* and the flag keys above from a GGUF file; throws Error(kInvalidModel)
+// naming a bad key and Error(kUnsupported) naming an unknown tokenizer model or pre-tokenizer.
 Vocabulary vocabulary_from_gguf(const gguf::GgufFile& file);
 
 class Tokenizer {

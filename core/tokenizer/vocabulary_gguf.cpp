@@ -3,6 +3,7 @@
 
 #include "baton/error.h"
 #include "core/tokenizer/pre_tokenizer.h"
+#include "core/tokenizer/token_flags.h"
 #include "core/tokenizer/tokenizer.h"
 
 namespace baton {
@@ -121,6 +122,7 @@ Vocabulary vocabulary_from_gguf(const gguf::GgufFile& file) {
     }
   }
   v.token_types = read_token_types(file, count);
+  v.token_flags = read_token_flags(file, v);
   if (v.model == "gpt2") v.merges = file.get_string_array(key("merges"));
 
   const std::pair<std::string_view, int32_t*> ids[] = {

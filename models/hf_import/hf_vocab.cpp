@@ -30,6 +30,24 @@ std::string chat_template(const nlohmann::json& config, const std::filesystem::p
   return std::filesystem::exists(jinja) ? read_text_file(jinja) : "";
 }
 
+constexpr std::pair<const char*, TokenFlag> kAddedTokenFlags[] = {
+    {"lstrip", kTokenLstrip}, {"rstrip", kTokenRstrip}, {"single_word", kTokenSingleWord}};
+
+// Every key is written, empty lists included: a file with the keys says its tokens carry no
+// flags, where one without them leaves the flags to llama.cpp's per-model rules.
+void add_token_flags(const std::vector<uint8_t>& flags, gguf::GgufWriter& writer) {
+  const std::pair<std::string_view, TokenFlag> keys[] = {{kLstripIdsKey, kTokenLstrip},
+                                                         {kRstripIdsKey, kTokenRstrip},
+                                                         {kSingleWordIdsKey, kTokenSingleWord}};
+  for (const auto& [key, flag] : keys) {
+    std::vector<int32_t> ids;
+    for (size_t id = 0; id < flags.size(); ++id) {
+      if (flags[id] & flag) ids.push_back(static_cast<int32_t>(id));
+    }
+    writer.add_int32_array(std::string(key), ids);
+  }
+}
+
 void override_id(const std::optional<int64_t>& configured, int32_t& id, size_t count) {
   if (configured && *configured >= 0 && static_cast<uint64_t>(*configured) < count) {
     id = static_cast<int32_t>(*configured);
@@ -69,6 +87,16 @@ void add_vocab_metadata(const HfVocab& vocab, gguf::GgufWriter& writer) {
   }
   if (!vocab.chat_template.empty()) {
     writer.add_string("tokenizer.chat_template", vocab.chat_template);
+  }
+  if (!vocab.token_flags.empty()) add_token_flags(vocab.token_flags, writer);
+}
+
+void set_added_token_flags(HfVocab& v, int64_t id, const nlohmann::json& token,
+                           const std::filesystem::path& path) {
+  if (id < 0 || id >= static_cast<int64_t>(v.tokens.size())) return;
+  v.token_flags.resize(v.tokens.size(), 0);
+  for (const auto& [name, flag] : kAddedTokenFlags) {
+    if (find_bool(token, name, path).value_or(false)) v.token_flags[id] |= flag;
   }
 }
 

@@ -25,9 +25,12 @@ struct HfVocab {
   std::string model = "llama";  // tokenizer.ggml.model
   std::string pre = "default";  // tokenizer.ggml.pre
   std::vector<std::string> tokens;
-  std::vector<float> scores;                       // SentencePiece only; empty for BPE
-  std::vector<int32_t> types;                      // TokenType codes
-  std::vector<std::string> merges;                 // BPE only: "left right", highest priority first
+  std::vector<float> scores;        // SentencePiece only; empty for BPE
+  std::vector<int32_t> types;       // TokenType codes
+  std::vector<std::string> merges;  // BPE only: "left right", highest priority first
+  // TokenFlag bits per token from the added tokens' lstrip / rstrip / single_word; empty when
+  // the checkpoint describes no added token, so that llama.cpp's per-model rules apply.
+  std::vector<uint8_t> token_flags;
   int32_t bos = -1, eos = -1, unk = -1, pad = -1;  // -1: none
   bool add_bos = true, add_eos = false;
   bool add_space_prefix = true;  // "llama" only: SentencePiece's dummy "▁" before the text
@@ -40,7 +43,8 @@ struct HfVocab {
 HfVocab read_vocab(const std::filesystem::path& dir, const LlamaConfig& config);
 
 // tokenizer.ggml.model and .pre, the token arrays (scores and merges when there are any), the
-// special ids that are set, add_bos_token / add_eos_token, and tokenizer.chat_template.
+// special ids that are set, add_bos_token / add_eos_token, tokenizer.chat_template, and the
+// token flag keys (kLstripIdsKey, ...) when the checkpoint describes its added tokens.
 void add_vocab_metadata(const HfVocab& vocab, gguf::GgufWriter& writer);
 
 // --- Shared by the readers ---
@@ -51,6 +55,13 @@ constexpr float kAddedTokenScore = -1000.0f;
 // Sets token `id` (ignored when out of range, as llama.cpp does) to `text` of `type`, with
 // kAddedTokenScore when the vocabulary has scores.
 void set_added_token(HfVocab& v, int64_t id, std::string text, TokenType type);
+
+// Records the lstrip, rstrip and single_word flags of an added-token object (a tokenizer.json
+// "added_tokens" entry or a tokenizer_config.json "added_tokens_decoder" value) for token `id`
+// (ignored when out of range). Throws Error(kInvalidModel) naming `path` for a flag that is
+// not a boolean.
+void set_added_token_flags(HfVocab& v, int64_t id, const nlohmann::json& token,
+                           const std::filesystem::path& path);
 
 // Added tokens that checkpoints forget to mark special (llama.cpp's does_token_look_special).
 bool looks_special(std::string_view token);

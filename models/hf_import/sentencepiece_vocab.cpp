@@ -94,6 +94,7 @@ void read_added_tokens_decoder(const nlohmann::json& config, const std::filesyst
       // llama.cpp matches user-defined tokens against text whose spaces are still spaces.
       set_added_token(v, id, unescape_spaces(*content), TokenType::kUserDefined);
     }
+    set_added_token_flags(v, id, token, path);
   }
 }
 

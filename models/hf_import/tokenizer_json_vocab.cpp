@@ -140,6 +140,7 @@ void read_added_tokens(const TokenizerJson& file, HfVocab& v) {
     const bool special = find_bool(token, "special", file.path()).value_or(false);
     place_token(file, v, *id, *content,
                 special || looks_special(*content) ? TokenType::kControl : TokenType::kUserDefined);
+    set_added_token_flags(v, *id, token, file.path());
   }
 }
 

@@ -15,6 +15,7 @@
 #include "backends/cpu/matmul/packed_weights.h"
 #include "ops/reference.h"
 #include "tests/backends/cpu/cpu_test_util.h"
+#include "tests/backends/cpu/isa_test_util.h"
 
 namespace baton {
 namespace {
@@ -97,7 +98,6 @@ class FloatGemv : public ::testing::TestWithParam<IsaCase> {};
 // also checks that 1 and 2 threads agree bit for bit.
 TEST_P(FloatGemv, EveryShapeMatchesReferenceAtFp32Accuracy) {
   const IsaCase& c = GetParam();
-  if (!cpu::is_supported(c.isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(c.isa);
   const cpu::ScopedIsaOverride isa(c.isa);
   uint32_t seed = 1;
   for (int64_t n : kRows) {
@@ -116,7 +116,7 @@ TEST_P(FloatGemv, EveryShapeMatchesReferenceAtFp32Accuracy) {
 
 std::vector<IsaCase> isa_cases() {
   std::vector<IsaCase> cases;
-  for (cpu::Isa isa : {cpu::Isa::kGeneric, cpu::Isa::kAvx2, cpu::Isa::kAvx512}) {
+  for (cpu::Isa isa : testing::supported_isas()) {
     for (DType dtype : kFloatDtypes) cases.push_back({isa, dtype});
   }
   return cases;

@@ -17,6 +17,7 @@
 #include "ops/reference.h"
 #include "tests/backends/cpu/activation_quantization.h"
 #include "tests/backends/cpu/cpu_test_util.h"
+#include "tests/backends/cpu/isa_test_util.h"
 
 namespace baton {
 namespace {
@@ -77,11 +78,13 @@ void expect_within_bounds(const Tensor& out, const Tensor& x, const Tensor& w, b
 
 class QuantizedMatMul : public ::testing::TestWithParam<std::tuple<Isa, DType>> {};
 
+// The levels whose kernels read repacked panels (the generic kernel reads the file's blocks).
+class PanelMatMul : public QuantizedMatMul {};
+
 // The kernels that read the file's blocks in place (every ISA; on AVX-512 they serve backends
 // without prepacking).
 TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
   const auto [isa, dtype] = GetParam();
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   uint32_t seed = 1;
   for (int64_t k : {32, 64, 96, 4096}) {
@@ -106,7 +109,6 @@ TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
 // panels (1, 18 and 4 columns).
 TEST_P(QuantizedMatMul, PrepackedWeightsMatchReferenceWithinActivationQuantizationError) {
   const auto [isa, dtype] = GetParam();
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   uint32_t seed = 100;
   for (int64_t k : {32, 96, 2048}) {
@@ -126,10 +128,8 @@ TEST_P(QuantizedMatMul, PrepackedWeightsMatchReferenceWithinActivationQuantizati
 
 // Each row of x gets the same bits alone as in a batch of 13: a request's greedy output must not
 // depend on which requests share its step.
-TEST_P(QuantizedMatMul, PrepackedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
+TEST_P(PanelMatMul, PrepackedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
   const auto [isa, dtype] = GetParam();
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
-  if (isa == Isa::kGeneric) GTEST_SKIP() << "the generic kernel reads no repacked weights";
   cpu::ScopedIsaOverride pin(isa);
   const int64_t n = 13, k = 256, m = 70;
   Tensor x = random_f32({n, k}, 7);
@@ -149,10 +149,8 @@ TEST_P(QuantizedMatMul, PrepackedWeightsGiveEachRowTheSameBitsAloneAndBatched) {
 // The first matmul repacks the weight once, to the same size for Q4_0, and later ones reuse it;
 // other dtypes are left alone. A backend's matmul gives the same bits as the kernel on a
 // PanelWeights of the test's own, so the backend does read the repacked copy.
-TEST_P(QuantizedMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
+TEST_P(PanelMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   const auto [isa, dtype] = GetParam();
-  if (isa == Isa::kGeneric) GTEST_SKIP() << "the generic kernel reads no repacked weights";
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   const int64_t n = 3, k = 512, m = 64;
   Tensor x = random_f32({n, k}, 11);
@@ -197,7 +195,6 @@ TEST(PanelKernels, Avx2AndAvx512GiveTheSameBits) {
 // error far past the fp32 bound of expect_within_bounds.
 TEST_P(QuantizedMatMul, ExtremeQuantsDoNotSaturate) {
   const auto [isa, dtype] = GetParam();
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   const int64_t k = 256, m = 40;
   for (int64_t n : {1, 2, 3, 5}) {
@@ -225,14 +222,21 @@ TEST_P(QuantizedMatMul, ExtremeQuantsDoNotSaturate) {
   }
 }
 
+std::string isa_and_dtype(const ::testing::TestParamInfo<std::tuple<Isa, DType>>& info) {
+  return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
+         std::string(to_string(std::get<1>(info.param)));
+}
+
 INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, QuantizedMatMul,
-                         ::testing::Combine(::testing::Values(Isa::kGeneric, Isa::kAvx2,
-                                                              Isa::kAvx512),
+                         ::testing::Combine(::testing::ValuesIn(testing::supported_isas()),
                                             ::testing::Values(DType::kQ8_0, DType::kQ4_0)),
-                         [](const auto& info) {
-                           return std::string(cpu::to_string(std::get<0>(info.param))) + "_" +
-                                  std::string(to_string(std::get<1>(info.param)));
-                         });
+                         isa_and_dtype);
+INSTANTIATE_TEST_SUITE_P(EveryIsaAndDtype, PanelMatMul,
+                         ::testing::Combine(::testing::ValuesIn(testing::panel_isas()),
+                                            ::testing::Values(DType::kQ8_0, DType::kQ4_0)),
+                         isa_and_dtype);
+// A CPU without AVX2 has no panel kernel to test.
+GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(PanelMatMul);
 
 }  // namespace
 }  // namespace baton

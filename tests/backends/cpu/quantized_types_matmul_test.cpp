@@ -14,6 +14,7 @@
 #include "ops/reference.h"
 #include "tests/backends/cpu/activation_quantization.h"
 #include "tests/backends/cpu/cpu_test_util.h"
+#include "tests/backends/cpu/isa_test_util.h"
 #include "tests/ops/quant_affine.h"
 
 namespace baton {
@@ -89,7 +90,6 @@ class QuantizedTypesMatMul : public ::testing::TestWithParam<std::tuple<Isa, DTy
 
 TEST_P(QuantizedTypesMatMul, MatchesReferenceWithinActivationQuantizationError) {
   const auto [isa, dtype] = GetParam();
-  if (!cpu::is_supported(isa)) GTEST_SKIP() << "this CPU lacks " << cpu::to_string(isa);
   cpu::ScopedIsaOverride pin(isa);
   const bool quantizes = quantizes_x(isa, dtype);
   const int64_t block = traits(dtype).block_size;
@@ -113,7 +113,7 @@ TEST_P(QuantizedTypesMatMul, MatchesReferenceWithinActivationQuantizationError) 
 
 INSTANTIATE_TEST_SUITE_P(
     EveryIsaAndDtype, QuantizedTypesMatMul,
-    ::testing::Combine(::testing::Values(Isa::kGeneric, Isa::kAvx2, Isa::kAvx512),
+    ::testing::Combine(::testing::ValuesIn(testing::supported_isas()),
                        ::testing::Values(DType::kQ4_1, DType::kQ5_0, DType::kQ5_1, DType::kQ2_K,
                                          DType::kQ3_K, DType::kQ4_K, DType::kQ5_K, DType::kQ6_K,
                                          DType::kI8Row, DType::kI4G32, DType::kI4G128,

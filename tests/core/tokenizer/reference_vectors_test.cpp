@@ -45,25 +45,13 @@ std::string join(const std::vector<int32_t>& ids) {
   return text;
 }
 
-std::string test_name(const ::testing::TestParamInfo<const char*>& info) {
-  std::string name = info.param;
-  for (char& c : name) {
-    if (c == '-') c = '_';
-  }
-  return name;
-}
-
-class ReferenceVectors : public ::testing::TestWithParam<const char*> {};
+class ReferenceVectors : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ReferenceVectors, ReproducesEveryTokenSequence) {
-  const std::string name = std::string("vocab/ggml-vocab-") + GetParam() + ".gguf";
+  BATON_REQUIRE_SHARED_VOCABULARY(GetParam(), "llama.cpp's tokenizer test vectors");
+  const std::string name = "vocab/ggml-vocab-" + GetParam() + ".gguf";
   const auto inp = testing::shared_model(name + ".inp");
-  BATON_REQUIRE_SHARED_FILE(inp);
   const auto gguf = testing::shared_model(name);
-  if (!std::filesystem::exists(gguf)) {
-    GTEST_SKIP() << gguf.string() << " is not in ../shared (only its test vectors are); "
-                 << "skipping " << GetParam();
-  }
   const auto tokenizer = testing::load_tokenizer(gguf);
   const std::vector<std::string> inputs = split_inputs(testing::read_file(inp));
   const auto outputs = parse_outputs(testing::read_file(testing::shared_model(name + ".out")));
@@ -79,23 +67,25 @@ TEST_P(ReferenceVectors, ReproducesEveryTokenSequence) {
                     << join(outputs[i]) << "\n  got     " << join(ids);
     }
   }
-  std::printf("[ %s ] %zu/%zu reference inputs match\n", GetParam(), passed, inputs.size());
+  std::printf("[ %s ] %zu/%zu reference inputs match\n", GetParam().c_str(), passed, inputs.size());
 }
 
+// ../shared also has vectors for llama-bpe and qwen2, but not their GGUFs.
 INSTANTIATE_TEST_SUITE_P(Vocabularies, ReferenceVectors,
-                         ::testing::Values("llama-spm", "phi-3", "gpt-2", "falcon", "mpt",
-                                           "starcoder", "refact", "deepseek-llm", "deepseek-coder",
-                                           "bert-bge", "llama-bpe", "qwen2"),
-                         test_name);
+                         ::testing::ValuesIn(testing::shared_vocabularies(
+                             {"llama-spm", "phi-3", "gpt-2", "falcon", "mpt", "starcoder", "refact",
+                              "deepseek-llm", "deepseek-coder", "bert-bge"},
+                             ".inp")),
+                         testing::vocabulary_test_name);
 
 // Every vocabulary in ../shared, including those without vectors (Baichuan, GPT-NeoX), must
 // give the reference inputs back unchanged from decode(encode(text)).
-class RoundTrip : public ::testing::TestWithParam<const char*> {};
+class RoundTrip : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(RoundTrip, DecodeGivesBackTheEncodedText) {
-  const auto gguf = testing::shared_model(std::string("vocab/ggml-vocab-") + GetParam() + ".gguf");
+  BATON_REQUIRE_SHARED_VOCABULARY(GetParam(), "Round trips through llama.cpp's vocabularies");
+  const auto gguf = testing::shared_model("vocab/ggml-vocab-" + GetParam() + ".gguf");
   const auto inp = testing::shared_model("vocab/ggml-vocab-gpt-2.gguf.inp");
-  BATON_REQUIRE_SHARED_FILE(gguf);
   BATON_REQUIRE_SHARED_FILE(inp);
   const auto tokenizer = testing::load_tokenizer(gguf);
   for (const std::string& input : split_inputs(testing::read_file(inp))) {
@@ -104,10 +94,10 @@ TEST_P(RoundTrip, DecodeGivesBackTheEncodedText) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Vocabularies, RoundTrip,
-                         ::testing::Values("llama-spm", "phi-3", "baichuan", "gpt-2", "gpt-neox",
-                                           "falcon", "mpt", "starcoder", "refact", "deepseek-llm",
-                                           "deepseek-coder"),
-                         test_name);
+                         ::testing::ValuesIn(testing::shared_vocabularies(
+                             {"llama-spm", "phi-3", "baichuan", "gpt-2", "gpt-neox", "falcon",
+                              "mpt", "starcoder", "refact", "deepseek-llm", "deepseek-coder"})),
+                         testing::vocabulary_test_name);
 
 }  // namespace
 }  // namespace baton

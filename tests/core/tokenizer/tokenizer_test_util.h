@@ -5,9 +5,11 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/gguf/gguf_file.h"
 #include "core/tokenizer/tokenizer.h"
+#include "tests/test_data.h"
 
 namespace baton::testing {
 
@@ -46,4 +48,43 @@ inline Vocabulary byte_fallback_vocabulary(const std::vector<std::string>& piece
   return v;
 }
 
+// The parameter that stands for "no ../shared vocabulary present": a test suite over
+// llama.cpp's vocabularies then has one test, which skips naming what it needs.
+inline constexpr std::string_view kNoSharedVocabulary = "no_shared_vocabulary";
+
+// ../shared/models/vocab/ggml-vocab-<name>.gguf of each of `names` that exists, with
+// `companion` beside it when given (".inp" for the test vectors); {kNoSharedVocabulary} when
+// none does.
+inline std::vector<std::string> shared_vocabularies(const std::vector<std::string>& names,
+                                                    const std::string& companion = "") {
+  std::vector<std::string> present;
+  for (const std::string& name : names) {
+    const std::filesystem::path gguf = shared_model("vocab/ggml-vocab-" + name + ".gguf");
+    if (gguf.empty() || !std::filesystem::exists(gguf)) continue;
+    if (!companion.empty() && !std::filesystem::exists(gguf.string() + companion)) continue;
+    present.push_back(name);
+  }
+  if (present.empty()) present.emplace_back(kNoSharedVocabulary);
+  return present;
+}
+
+// A test name from a vocabulary name ("deepseek-llm" -> "deepseek_llm").
+inline std::string vocabulary_test_name(const ::testing::TestParamInfo<std::string>& info) {
+  std::string name = info.param;
+  for (char& c : name) {
+    if (c == '-') c = '_';
+  }
+  return name;
+}
+
 }  // namespace baton::testing
+
+// Skips the test when `name` is kNoSharedVocabulary, saying which reference needs ../shared.
+#define BATON_REQUIRE_SHARED_VOCABULARY(name, reference)                                   \
+  do {                                                                                     \
+    if ((name) == baton::testing::kNoSharedVocabulary) {                                   \
+      GTEST_SKIP()                                                                         \
+          << (reference) << " need llama.cpp's vocabularies (../shared/models/vocab, "     \
+          << "not in this clone); skipping. Clone beside the shared/ folder to run them."; \
+    }                                                                                      \
+  } while (0)

@@ -119,5 +119,48 @@ TEST(VocabularyFromGguf, NamesBadKeys) {
       ErrorCategory::kInvalidModel, "tokenizer.ggml.token_type");
 }
 
+// "<unk>", "<s>", "</s>" (user-defined, as in the phi-3 GGUF), "<|end|>", "<|endoftext|>", "a".
+void phi3_tokens(gguf::GgufWriter& w) {
+  w.add_string("general.name", "Phi3");
+  w.add_string("tokenizer.ggml.model", "llama");
+  w.add_string_array("tokenizer.ggml.tokens",
+                     {"<unk>", "<s>", "</s>", "<|end|>", "<|endoftext|>", "a"});
+  w.add_int32_array("tokenizer.ggml.token_type", std::vector<int32_t>{3, 3, 4, 3, 3, 1});
+}
+
+TEST(VocabularyFromGguf, TokenFlagsFollowLlamaCppPerModelRulesWhenTheFileHasNone) {
+  EXPECT_EQ(read_back(phi3_tokens).token_flags,
+            (std::vector<uint8_t>{0, 0, kTokenRstrip, kTokenRstrip, 0, 0}));
+  EXPECT_TRUE(read_back(spm_tokens).token_flags.empty());
+  const Vocabulary modern_bert = read_back([](gguf::GgufWriter& w) {
+    w.add_string("general.name", "Modern-BERT base");
+    w.add_string("tokenizer.ggml.model", "bert");
+    w.add_string_array("tokenizer.ggml.tokens", {"[PAD]", "[MASK]", "a"});
+  });
+  EXPECT_EQ(modern_bert.token_flags, (std::vector<uint8_t>{0, kTokenLstrip, 0}));
+}
+
+TEST(VocabularyFromGguf, TokenFlagKeysOverrideThePerModelRules) {
+  const Vocabulary v = read_back([](gguf::GgufWriter& w) {
+    phi3_tokens(w);
+    w.add_int32_array(std::string(kLstripIdsKey), std::vector<int32_t>{4});
+    w.add_int32_array(std::string(kRstripIdsKey), std::vector<int32_t>{});
+    w.add_int32_array(std::string(kSingleWordIdsKey), std::vector<int32_t>{3, 4});
+  });
+  EXPECT_EQ(v.token_flags,
+            (std::vector<uint8_t>{0, 0, 0, kTokenSingleWord, kTokenLstrip | kTokenSingleWord, 0}));
+  const Vocabulary none = read_back([](gguf::GgufWriter& w) {
+    phi3_tokens(w);
+    w.add_int32_array(std::string(kRstripIdsKey), std::vector<int32_t>{});
+  });
+  EXPECT_TRUE(none.token_flags.empty());
+  expect_error(
+      [](gguf::GgufWriter& w) {
+        phi3_tokens(w);
+        w.add_int32_array(std::string(kRstripIdsKey), std::vector<int32_t>{6});
+      },
+      ErrorCategory::kInvalidModel, std::string(kRstripIdsKey) + " names token 6");
+}
+
 }  // namespace
 }  // namespace baton

@@ -16,6 +16,7 @@
 #include "core/engine/step_runner.h"
 #include "core/gguf/gguf_file.h"
 #include "core/llm/loaded_model.h"
+#include "core/tokenizer/tokenizer.h"
 #include "models/hf_import/safetensors_file.h"
 #include "tests/models/hf_import/tiny_hf_llama.h"
 #include "tests/temp_file.h"
@@ -361,6 +362,27 @@ TEST(ConvertCheckpoint, AddedTokensBecomeControlOrUserDefined) {
   EXPECT_EQ(types[first + 1], 4);
   EXPECT_EQ(types[first + 2], 3);
   EXPECT_EQ(scores[first + 2], -1000.0f);
+}
+
+TEST(ConvertCheckpoint, AddedTokenFlagsReachTheGgufAndTheTokenizer) {
+  const TempDir dir("hf_added_flags");
+  const TinyHfLlama model(dir.path(), {.extra_vocab = 2}, 13);
+  const int first = model.vocab_size() - 2;
+  nlohmann::json decoder = nlohmann::json::object();
+  decoder[std::to_string(first)] = {{"content", "<|end|>"}, {"special", true}, {"rstrip", true}};
+  decoder[std::to_string(first + 1)] = {
+      {"content", "<|user|>"}, {"special", true}, {"lstrip", true}, {"single_word", true}};
+  std::ofstream(dir.path() / "tokenizer_config.json")
+      << nlohmann::json{{"added_tokens_decoder", decoder}}.dump();
+  const TempFile out("added_flags.gguf");
+  convert_checkpoint(dir.path(), out.path());
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_int_array(std::string(kRstripIdsKey)), std::vector<int64_t>{first});
+  EXPECT_EQ(file.get_int_array(std::string(kLstripIdsKey)), std::vector<int64_t>{first + 1});
+  EXPECT_EQ(file.get_int_array(std::string(kSingleWordIdsKey)), std::vector<int64_t>{first + 1});
+  const auto tokenizer = Tokenizer::create(vocabulary_from_gguf(file));
+  EXPECT_EQ(tokenizer->encode("a  <|user|> x<|end|>  b", false, true),
+            tokenizer->encode("a <|user|> x<|end|>b", false, true));
 }
 
 }  // namespace

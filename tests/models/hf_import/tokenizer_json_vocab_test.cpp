@@ -66,6 +66,19 @@ TEST_F(TokenizerJsonVocab, MapsTokensMergesAddedTokensAndPadding) {
   EXPECT_FALSE(v.add_bos);
 }
 
+TEST_F(TokenizerJsonVocab, KeepsTheAddedTokensLstripRstripAndSingleWordFlags) {
+  json t = tokenizer_json();
+  t["added_tokens"][0]["rstrip"] = true;
+  t["added_tokens"][1]["lstrip"] = true;
+  t["added_tokens"][1]["single_word"] = true;
+  EXPECT_EQ(read(t).token_flags,
+            (std::vector<uint8_t>{0, 0, 0, kTokenRstrip, kTokenLstrip | kTokenSingleWord, 0}));
+  // Flags that are all false are still a statement: no per-model rule may add any.
+  EXPECT_EQ(read(tokenizer_json()).token_flags, std::vector<uint8_t>(6, 0));
+  t["added_tokens"][0]["rstrip"] = "yes";
+  expect_error(t, ErrorCategory::kInvalidModel, "rstrip");
+}
+
 TEST_F(TokenizerJsonVocab, PairMergesAndATemplateThatAddsBos) {
   json t = tokenizer_json();
   t["model"]["merges"] = json::array({json::array({"a", "b"})});
