@@ -17,8 +17,8 @@ import sys
 import tempfile
 
 try:
-    from tokenizers import (Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers,
-                            processors, trainers)
+    from tokenizers import (AddedToken, Regex, Tokenizer, decoders, models, normalizers,
+                            pre_tokenizers, processors, trainers)
 except ImportError:
     print("skip: the tokenizers package is not installed (scripts/python-test-env.sh)")
     sys.exit(77)
@@ -84,6 +84,12 @@ VARIANTS = {
 
 SPACE = "\u2581"
 
+# Added tokens whose lstrip / rstrip flags take the whitespace beside them, and texts that need
+# the flags to tokenize as `tokenizers` does.
+FLAGGED_TOKENS = [AddedToken("<|turn|>", special=True, rstrip=True, normalized=False),
+                  AddedToken("<|tool|>", special=True, lstrip=True, normalized=False)]
+FLAGGED_SAMPLES = ["a <|turn|>  b", "x \n <|tool|> y", "<|tool|><|turn|>\n\n z <|turn|>"]
+
 
 def check(condition, message):
     if not condition:
@@ -116,6 +122,7 @@ def train_sentencepiece_style(variant):
     tokenizer.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(),
                                            decoders.Fuse(), decoders.Strip(" ", 1, 0)])
     tokenizer.add_special_tokens(variant["special"])
+    tokenizer.add_special_tokens(FLAGGED_TOKENS)
     tokenizer.post_processor = processors.TemplateProcessing(
         single="<s> $A", special_tokens=[("<s>", vocab["<s>"])])
     return tokenizer
@@ -133,6 +140,7 @@ def train_tokenizer(variant):
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   show_progress=False)
     tokenizer.train_from_iterator(CORPUS, trainer)
+    tokenizer.add_special_tokens(FLAGGED_TOKENS)
     if variant["add_bos"]:
         bos = variant["bos"]
         tokenizer.post_processor = processors.TemplateProcessing(
@@ -229,9 +237,11 @@ def check_variant(binary, name, variant, work):
               % (name, text, expected, got))
     if variant.get("check_special", True):
         special = variant["special"][-1]
-        text = "before" + special + " after"
-        got = json.loads(baton(binary, "tokenize", "-m", gguf, "-p", text, "--parse-special"))
-        check(got == tokenizer.encode(text).ids, "%s: special token in %r: %s" % (name, text, got))
+        for text in ["before" + special + " after"] + FLAGGED_SAMPLES:
+            got = json.loads(baton(binary, "tokenize", "-m", gguf, "-p", text, "--parse-special"))
+            check(got == tokenizer.encode(text).ids,
+                  "%s: special tokens in %r\n  tokenizers: %s\n  baton:      %s"
+                  % (name, text, tokenizer.encode(text).ids, got))
 
     generate = ["-p", "In the beginning", "-n", "12", "--temp", "0", "--ignore-eos", "-q"]
     cache = {"BATON_CACHE_DIR": os.path.join(work, "cache")}
@@ -239,7 +249,7 @@ def check_variant(binary, name, variant, work):
     from_file = baton(binary, "run", "-m", gguf, *generate)
     check(from_dir == from_file, "%s: -m DIR gave %r, the GGUF %r" % (name, from_dir, from_file))
     print("%s: %d samples tokenized as tokenizers does; -m DIR generates as the GGUF"
-          % (name, len(samples) + variant.get("check_special", True)))
+          % (name, len(samples) + variant.get("check_special", True) * (1 + len(FLAGGED_SAMPLES))))
 
 
 def main():
