@@ -18,14 +18,15 @@ namespace {
 using namespace std::chrono_literals;
 
 const std::vector<std::string> kPrompts = {
-    "Once upon a time",
-    "Lily",
-    "The little dog ran to the park and saw a big red ball",
-    "Tom and Sue",
-    "One day, a girl named Mia went to the store with her mom. She wanted",
-    "Ben had a toy car",
-    "Max found a stick in the garden and",
-    "The frog jumped",
+    "In the beginning",
+    "Amen",
+    "And the LORD spake unto Moses, saying, Speak unto the children of Israel",
+    "Jesus wept",
+    "Blessed are the poor in spirit: for theirs is the kingdom of heaven. Blessed are they that "
+    "mourn",
+    "And Abraham said",
+    "Thus saith the LORD of hosts, Consider your ways",
+    "Let there be light",
 };
 
 using testing::greedy;
@@ -64,12 +65,8 @@ class Events {
 
 class AsyncLLMTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = testing::shared_model("stories260K.gguf");
-    BATON_REQUIRE_SHARED_FILE(path_);
-  }
-  LLMOptions options() const {
-    return LLMOptions{.model = path_.string(), .backend = "cpu", .threads = 2};
+  static LLMOptions options() {
+    return LLMOptions{.model = testing::demo_model().string(), .backend = "cpu", .threads = 2};
   }
   // Waits for the engine thread to apply queued aborts.
   static bool wait_all_blocks_free(const AsyncLLM& llm) {
@@ -80,7 +77,6 @@ class AsyncLLMTest : public ::testing::Test {
     }
     return false;
   }
-  std::filesystem::path path_;
 };
 
 TEST_F(AsyncLLMTest, ConcurrentClientsGetGenerateOutputsStreamedBeforeTheEnd) {
@@ -125,14 +121,14 @@ TEST_F(AsyncLLMTest, ConcurrentClientsGetGenerateOutputsStreamedBeforeTheEnd) {
 TEST_F(AsyncLLMTest, AbortMidStreamEndsTheRequestAndFreesItsBlocks) {
   AsyncLLM llm(options());
   Events events;
-  const uint64_t id = llm.add_request({kPrompts[2], greedy(400)}, events.callback());
+  const uint64_t id = llm.add_request({kPrompts[2], greedy(200)}, events.callback());
   ASSERT_TRUE(events.wait_started(id));
   llm.abort(id);
   ASSERT_TRUE(events.wait_finished(id));
   const StreamEvent last = events.of(id).back();
   EXPECT_EQ(last.finish_reason, FinishReason::kAborted);
   ASSERT_TRUE(last.output.has_value());
-  EXPECT_LT(last.output->tokens.size(), 400u);
+  EXPECT_LT(last.output->tokens.size(), 200u);
   EXPECT_TRUE(wait_all_blocks_free(llm));
   EXPECT_EQ(llm.stats().finished_aborted, 1);
 }
@@ -143,7 +139,7 @@ TEST_F(AsyncLLMTest, OversizedPromptGetsAnErrorWhileOthersComplete) {
   AsyncLLM llm(o);
   Events events;
   std::string long_prompt;
-  for (int i = 0; i < 20; ++i) long_prompt += "The little dog ran to the park. ";
+  for (int i = 0; i < 20; ++i) long_prompt += "And the LORD spake unto Moses. ";
   const uint64_t a = llm.add_request({kPrompts[0], greedy(8)}, events.callback());
   const uint64_t bad = llm.add_request({long_prompt, greedy(8)}, events.callback());
   const uint64_t b = llm.add_request({kPrompts[1], greedy(8)}, events.callback());
@@ -166,7 +162,7 @@ TEST_F(AsyncLLMTest, DestructorWithRequestsInFlightReturnsPromptly) {
   {
     AsyncLLM llm(options());
     for (const std::string& p : kPrompts)
-      ids.push_back(llm.add_request({p, greedy(400)}, events.callback()));
+      ids.push_back(llm.add_request({p, greedy(200)}, events.callback()));
     ASSERT_TRUE(events.wait_started(ids.front()));
     destroying = std::chrono::steady_clock::now();
   }
@@ -183,7 +179,8 @@ TEST_F(AsyncLLMTest, MetricsAreConsistentAndCountCachedPrompts) {
   AsyncLLM llm(options());
   Events events;
   std::string prompt;
-  for (int i = 0; i < 6; ++i) prompt += "Once upon a time there was a little girl named Lily. ";
+  for (int i = 0; i < 6; ++i)
+    prompt += "And the LORD spake unto Moses, saying, Speak unto the children of Israel. ";
   const uint64_t first = llm.add_request({prompt, greedy(16)}, events.callback());
   ASSERT_TRUE(events.wait_finished(first));
   const uint64_t second = llm.add_request({prompt, greedy(16)}, events.callback());

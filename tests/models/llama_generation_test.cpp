@@ -16,6 +16,7 @@ std::vector<int32_t> all_ids(const GenerationOutput& out) {
   return ids;
 }
 
+// llama2.c's stories260K from ../shared, for the checks against run.c's reference outputs.
 class Stories260K : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -46,28 +47,47 @@ TEST_F(Stories260K, GreedyWithPromptMatchesLlama2cRunC) {
   EXPECT_EQ("Once upon a time" + out.text, ref.expected);
 }
 
-TEST_F(Stories260K, OneAndTwoThreadsGenerateTheSameTokens) {
-  LLM one = open(1);
-  LLM two = open(2);
-  EXPECT_EQ(one.generate("Lily and Ben", greedy(40)).tokens,
-            two.generate("Lily and Ben", greedy(40)).tokens);
+TEST_F(Stories260K, ContinuationContainsTheKnownGreedyPhrase) {
+  // samyfodil/jitllm's check on ggml-org's copy of this model (see stories260K_reference.json).
+  LLM llm = open();
+  EXPECT_NE(
+      llm.generate("Once upon a time", greedy(16)).text.find("there was a little girl named Lily"),
+      std::string::npos);
 }
 
-TEST_F(Stories260K, SeededSamplingIsReproducible) {
+// The bundled demo model, for the properties that hold for any model.
+class DemoGeneration : public ::testing::Test {
+ protected:
+  static LLM open(int32_t threads = 2, int32_t context_size = 0) {
+    return LLM(LLMOptions{.model = testing::demo_model().string(),
+                          .backend = "cpu",
+                          .threads = threads,
+                          .context_size = context_size});
+  }
+};
+
+TEST_F(DemoGeneration, OneAndTwoThreadsGenerateTheSameTokens) {
+  LLM one = open(1);
+  LLM two = open(2);
+  EXPECT_EQ(one.generate("And God said", greedy(40)).tokens,
+            two.generate("And God said", greedy(40)).tokens);
+}
+
+TEST_F(DemoGeneration, SeededSamplingIsReproducible) {
   LLM llm = open();
   GenerationParams p;
   p.max_tokens = 40;
   p.sampling.seed = 7;
-  const GenerationOutput a = llm.generate("Once upon a time", p);
-  const GenerationOutput b = llm.generate("Once upon a time", p);
+  const GenerationOutput a = llm.generate("In the beginning", p);
+  const GenerationOutput b = llm.generate("In the beginning", p);
   EXPECT_EQ(a.tokens, b.tokens);
   p.sampling.seed = 8;
-  EXPECT_NE(llm.generate("Once upon a time", p).tokens, a.tokens);
+  EXPECT_NE(llm.generate("In the beginning", p).tokens, a.tokens);
 }
 
-TEST_F(Stories260K, BatchOfPromptsEqualsPromptsAlone) {
+TEST_F(DemoGeneration, BatchOfPromptsEqualsPromptsAlone) {
   LLM llm = open();
-  const std::vector<std::string> prompts = {"Once upon a time", "The cat", "Tom had a big"};
+  const std::vector<std::string> prompts = {"In the beginning", "And God said", "Jesus wept"};
   const std::vector<GenerationOutput> batch = llm.generate(prompts, greedy(20));
   ASSERT_EQ(batch.size(), prompts.size());
   for (size_t i = 0; i < prompts.size(); ++i) {
@@ -75,71 +95,73 @@ TEST_F(Stories260K, BatchOfPromptsEqualsPromptsAlone) {
   }
 }
 
-TEST_F(Stories260K, PromptGivenAsTokenIdsEqualsTheSameText) {
+TEST_F(DemoGeneration, PromptGivenAsTokenIdsEqualsTheSameText) {
   LLM llm = open();
+  // "In the beginning" as SentencePiece encodes it (assets/models/kjv-7m-reference.json).
   const std::vector<GenerationOutput> out = llm.generate(
-      std::vector<Request>{{.params = greedy(16), .prompt_tokens = {1, 403, 407, 261, 378}}});
-  EXPECT_EQ(out[0].tokens, llm.generate("Once upon a time", greedy(16)).tokens);
-  EXPECT_EQ(out[0].text, llm.generate("Once upon a time", greedy(16)).text);
+      std::vector<Request>{{.params = greedy(16), .prompt_tokens = {1, 1038, 261, 1781, 1232}}});
+  EXPECT_EQ(out[0].tokens, llm.generate("In the beginning", greedy(16)).tokens);
+  EXPECT_EQ(out[0].text, llm.generate("In the beginning", greedy(16)).text);
 }
 
-TEST_F(Stories260K, StreamedPiecesConcatenateToTheText) {
+TEST_F(DemoGeneration, StreamedPiecesConcatenateToTheText) {
   LLM llm = open();
   std::string streamed;
   const GenerationOutput out =
-      llm.generate("Once upon a time", greedy(30), [&](std::string_view s) {
+      llm.generate("In the beginning", greedy(30), [&](std::string_view s) {
         streamed += s;
         return true;
       });
   EXPECT_EQ(streamed, out.text);
 }
 
-TEST_F(Stories260K, CallbackCanStopGeneration) {
+TEST_F(DemoGeneration, CallbackCanStopGeneration) {
   LLM llm = open();
   int pieces = 0;
   const GenerationOutput out =
-      llm.generate("Once upon a time", greedy(50), [&](std::string_view) { return ++pieces < 3; });
+      llm.generate("In the beginning", greedy(50), [&](std::string_view) { return ++pieces < 3; });
   EXPECT_EQ(out.finish_reason, FinishReason::kAborted);
   EXPECT_LT(out.tokens.size(), 50u);
 }
 
-TEST_F(Stories260K, StopStringEndsTheTextBeforeIt) {
+// The greedy continuation starts " of the LORD, and": " LORD" and "," are two tokens, so the stop
+// string begins inside one token and ends in the next.
+TEST_F(DemoGeneration, StopStringEndsTheTextBeforeIt) {
   LLM llm = open();
   GenerationParams p = greedy(40);
-  p.stop = {"named", "zebra"};
+  p.stop = {"ORD,", "zebra"};
   std::string streamed;
-  const GenerationOutput out = llm.generate("Once upon a time", p, [&](std::string_view s) {
+  const GenerationOutput out = llm.generate("In the beginning", p, [&](std::string_view s) {
     streamed += s;
     return true;
   });
-  EXPECT_EQ(out.text, ", there was a little girl ");
+  EXPECT_EQ(out.text, " of the L");
   EXPECT_EQ(streamed, out.text) << "no part of the stop string reaches the stream";
   EXPECT_EQ(out.finish_reason, FinishReason::kStop);
 }
 
-TEST_F(Stories260K, StopTokenIdEndsGenerationWithoutItsText) {
+TEST_F(DemoGeneration, StopTokenIdEndsGenerationWithoutItsText) {
   LLM llm = open();
   GenerationParams p = greedy(40);
-  p.stop_token_ids = {426};  // "."
-  const GenerationOutput out = llm.generate("Once upon a time", p);
-  EXPECT_EQ(out.text, ", there was a little girl named Lily");
-  EXPECT_EQ(out.tokens.back(), 426);
+  p.stop_token_ids = {2001};  // ","
+  const GenerationOutput out = llm.generate("In the beginning", p);
+  EXPECT_EQ(out.text, " of the LORD");
+  EXPECT_EQ(out.tokens.back(), 2001);
   EXPECT_EQ(out.finish_reason, FinishReason::kStop);
 }
 
-TEST_F(Stories260K, GenerationStopsAtTheContextEnd) {
-  LLM llm(LLMOptions{.model = path_.string(), .backend = "cpu", .threads = 2, .context_size = 16});
-  const GenerationOutput out = llm.generate("Once upon a time", greedy(100));
+TEST_F(DemoGeneration, GenerationStopsAtTheContextEnd) {
+  LLM small = open(2, 16);
+  GenerationOutput out = small.generate("In the beginning", greedy(100));
   EXPECT_EQ(out.prompt_tokens.size() + out.tokens.size(), 16u);
   EXPECT_EQ(out.finish_reason, FinishReason::kLength);
-}
-
-TEST_F(Stories260K, ContinuationContainsTheKnownGreedyPhrase) {
-  // samyfodil/jitllm's check on ggml-org's copy of this model (see stories260K_reference.json).
-  LLM llm = open();
-  EXPECT_NE(
-      llm.generate("Once upon a time", greedy(16)).text.find("there was a little girl named Lily"),
-      std::string::npos);
+  // Without a context size the model's trained context, 256 tokens, is the limit.
+  LLM full = open();
+  GenerationParams p = greedy(300);
+  p.ignore_eos = true;
+  out = full.generate("In the beginning", p);
+  EXPECT_EQ(out.prompt_tokens.size() + out.tokens.size(), 256u);
+  EXPECT_EQ(out.finish_reason, FinishReason::kLength);
 }
 
 }  // namespace

@@ -42,15 +42,13 @@ TEST(ModelErrors, MissingFileIsAnIoErrorNamingThePath) {
 }
 
 TEST(ModelErrors, UnknownBackendListsTheAvailableOnes) {
-  const auto path = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(path);
+  const auto path = testing::demo_model();
   expect_error([&] { LLM(LLMOptions{.model = path.string(), .backend = "tpu"}); },
                ErrorCategory::kBackend, "available: cpu");
 }
 
 TEST(ModelErrors, UnknownArchitectureIsNamed) {
-  const auto path = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(path);
+  const auto path = testing::demo_model();
   // The architecture value directly follows its key, its type (string) and its length (5).
   const std::string key = "general.architecture";
   const std::string value_prefix = key + std::string("\x08\0\0\0\x05\0\0\0\0\0\0\0", 12);
@@ -62,16 +60,14 @@ TEST(ModelErrors, UnknownArchitectureIsNamed) {
 }
 
 TEST(ModelErrors, OversizedPromptIsRejected) {
-  const auto path = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(path);
+  const auto path = testing::demo_model();
   LLM llm(LLMOptions{.model = path.string(), .backend = "cpu", .context_size = 8});
-  expect_error([&] { llm.generate("Once upon a time there was a little girl named Lily", {}); },
+  expect_error([&] { llm.generate("In the beginning God created the heaven and the earth", {}); },
                ErrorCategory::kInvalidArgument, "the context holds 8");
 }
 
 TEST(ModelErrors, EmptyPromptWithoutBosIsRejected) {
-  const auto path = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(path);
+  const auto path = testing::demo_model();
   LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
   GenerationParams p;
   p.add_special = false;

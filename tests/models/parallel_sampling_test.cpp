@@ -10,7 +10,8 @@
 namespace baton {
 namespace {
 
-constexpr const char* kPrompt = "Once upon a time, there was a little girl named Lily. She";
+constexpr const char* kPrompt =
+    "And it came to pass, when the king heard the words of the law, that he";
 
 GenerationParams samples(int32_t n, uint64_t seed, int32_t max_tokens = 24) {
   GenerationParams p;
@@ -30,14 +31,9 @@ std::vector<std::vector<int32_t>> tokens_of(const GenerationOutput& out) {
 
 class ParallelSampling : public ::testing::Test {
  protected:
-  void SetUp() override {
-    path_ = testing::shared_model("stories260K.gguf");
-    BATON_REQUIRE_SHARED_FILE(path_);
+  static LLMOptions options() {
+    return LLMOptions{.model = testing::demo_model().string(), .backend = "cpu", .threads = 2};
   }
-  LLMOptions options() const {
-    return LLMOptions{.model = path_.string(), .backend = "cpu", .threads = 2};
-  }
-  std::filesystem::path path_;
 };
 
 TEST_F(ParallelSampling, FourSeededSamplesAreDistinctAndReproducible) {
@@ -75,9 +71,10 @@ TEST_F(ParallelSampling, PrefixCachingAndPoolPressureDoNotChangeSamples) {
   uncached.prefix_caching = false;
   LLMOptions tiny = options();
   tiny.kv_block_size = 4;
-  tiny.kv_cache_mib = 0.1;  // 20 blocks of 4 tokens: four samples plus more prompts preempt
+  // 20 blocks of 4 tokens (8 KiB a token): four samples plus more prompts preempt.
+  tiny.kv_cache_mib = 0.625;
   LLM without_cache(uncached), small_pool(tiny);
-  const std::vector<std::string> prompts = {kPrompt, "Tom and Sue", "The sun"};
+  const std::vector<std::string> prompts = {kPrompt, "Jesus wept", "Amen"};
   const GenerationParams p = samples(4, 21, 20);
   const std::vector<GenerationOutput> expected = reference.generate(prompts, p);
   const std::vector<GenerationOutput> b = without_cache.generate(prompts, p);

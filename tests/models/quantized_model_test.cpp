@@ -19,7 +19,6 @@
 #include "models/synthetic_model.h"
 #include "ops/reference.h"
 #include "tests/temp_file.h"
-#include "tests/test_data.h"
 
 namespace baton {
 namespace {
@@ -160,12 +159,20 @@ INSTANTIATE_TEST_SUITE_P(
         Case{DType::kQ4_K, DType::kQ6_K, "q4_K_with_q6_K_output"}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// stories260K's rows are 64 long: its attn_q.weight retyped to Q4_K in the header cannot be
-// whole super-blocks of 256.
+// An F32 model with rows of 64: its attn_q.weight retyped to Q4_K in the header cannot be whole
+// super-blocks of 256.
 TEST(QuantizedModelErrors, RowsThatAreNotWholeBlocksNameTheTensor) {
-  const std::filesystem::path stories = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(stories);
-  std::ifstream in(stories, std::ios::binary);
+  TempFile f32("rows_of_64.gguf");
+  write_synthetic_model({.shape = {.n_embd = 64,
+                                   .n_layer = 1,
+                                   .n_head = 4,
+                                   .n_head_kv = 2,
+                                   .n_ff = 128,
+                                   .n_vocab = 300,
+                                   .n_ctx = 64},
+                         .weight_type = DType::kF32},
+                        f32.path());
+  std::ifstream in(f32.path(), std::ios::binary);
   std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   // The tensor's info: name, n_dims = 2, ne = {64, 64}, then its ggml type (f32 = 0).
   const std::string name = "blk.0.attn_q.weight";
@@ -176,7 +183,7 @@ TEST(QuantizedModelErrors, RowsThatAreNotWholeBlocksNameTheTensor) {
   ASSERT_NE(at, std::string::npos);
   uint32_t type = 0;
   std::memcpy(&type, bytes.data() + at + info.size(), 4);
-  ASSERT_EQ(type, 0u) << "stories260K's attn_q.weight is expected to be f32";
+  ASSERT_EQ(type, 0u) << "attn_q.weight is expected to be f32";
   type = static_cast<uint32_t>(DType::kQ4_K);
   std::memcpy(bytes.data() + at + info.size(), &type, 4);
   TempFile patched("q4_K_rows.gguf");

@@ -41,16 +41,14 @@ std::vector<char> file_bytes(const std::filesystem::path& path) {
 class SynthesizedEachType : public ::testing::TestWithParam<DType> {};
 
 TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
-  const std::filesystem::path stories = testing::shared_model("stories260K.gguf");
-  BATON_REQUIRE_SHARED_FILE(stories);
+  const std::filesystem::path demo = testing::demo_model();
   const DType type = GetParam();
   TempFile out(std::string(to_string(type)) + ".gguf");
   const SynthSummary summary = write_synthetic_model(
-      {.shape = tiny_shape(), .name = "tiny", .weight_type = type, .vocab_from = stories},
-      out.path());
+      {.shape = tiny_shape(), .name = "tiny", .weight_type = type, .vocab_from = demo}, out.path());
 
   const gguf::GgufFile file = gguf::GgufFile::open(out.path());
-  const gguf::GgufFile source = gguf::GgufFile::open(stories);
+  const gguf::GgufFile source = gguf::GgufFile::open(demo);
   EXPECT_EQ(file.get_string("general.architecture"), "llama");
   EXPECT_EQ(file.get_string("general.name"), "tiny");
   const std::map<DType, int64_t> llama_ftype = {
@@ -64,10 +62,10 @@ TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
             source.get_string_array("tokenizer.ggml.tokens"));
   EXPECT_EQ(file.get_int("tokenizer.ggml.bos_token_id"),
             source.get_int("tokenizer.ggml.bos_token_id"));
-  EXPECT_EQ(summary.n_vocab, 512);  // stories260K's vocabulary, not the shape's 320
+  EXPECT_EQ(summary.n_vocab, 2048);  // the demo model's vocabulary, not the shape's 320
 
   ASSERT_NE(file.find_tensor("output.weight"), nullptr);
-  EXPECT_EQ(file.find_tensor("token_embd.weight")->shape, (Shape{512, 64}));
+  EXPECT_EQ(file.find_tensor("token_embd.weight")->shape, (Shape{2048, 64}));
   int64_t params = 0;
   for (const gguf::TensorInfo& t : file.tensors()) {
     const DType expected = t.shape.size() == 2 ? type : DType::kF32;
@@ -82,10 +80,10 @@ TEST_P(SynthesizedEachType, HasLlamaCppMetadataAndTypesAndGeneratesGreedily) {
   greedy.sampling.temperature = 0.0f;
   greedy.max_tokens = 4;
   greedy.ignore_eos = true;
-  const GenerationOutput first = llm.generate("Once upon a time", greedy);
+  const GenerationOutput first = llm.generate("In the beginning", greedy);
   EXPECT_EQ(first.tokens.size(), 4u);
-  for (int32_t id : first.tokens) EXPECT_LT(id, 512);
-  EXPECT_EQ(llm.generate("Once upon a time", greedy).tokens, first.tokens);
+  for (int32_t id : first.tokens) EXPECT_LT(id, 2048);
+  EXPECT_EQ(llm.generate("In the beginning", greedy).tokens, first.tokens);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, SynthesizedEachType,

@@ -13,33 +13,9 @@ namespace {
 using baton::testing::Capture;
 using baton::testing::run_baton;
 
-// Genesis 1:1-12 (King James Version, public domain): 399 tokens of the demo model, three
-// windows of 128.
-constexpr const char* kGenesis =
-    "In the beginning God created the heaven and the earth.\n"
-    "And the earth was without form, and void; and darkness was upon the face of the deep. And the "
-    "Spirit of God moved upon the face of the waters.\n"
-    "And God said, Let there be light: and there was light.\n"
-    "And God saw the light, that it was good: and God divided the light from the darkness.\n"
-    "And God called the light Day, and the darkness he called Night. And the evening and the "
-    "morning were the first day.\n"
-    "And God said, Let there be a firmament in the midst of the waters, and let it divide the "
-    "waters from the waters.\n"
-    "And God made the firmament, and divided the waters which were under the firmament from the "
-    "waters which were above the firmament: and it was so.\n"
-    "And God called the firmament Heaven. And the evening and the morning were the second day.\n"
-    "And God said, Let the waters under the heaven be gathered together unto one place, and let "
-    "the dry land appear: and it was so.\n"
-    "And God called the dry land Earth; and the gathering together of the waters called he Seas: "
-    "and God saw that it was good.\n"
-    "And God said, Let the earth bring forth grass, the herb yielding seed, and the fruit tree "
-    "yielding fruit after his kind, whose seed is in itself, upon the earth: and it was so.\n"
-    "And the earth brought forth grass, and herb yielding seed after his kind, and the tree "
-    "yielding fruit, whose seed was in itself, after his kind: and God saw that it was good.\n";
-
 class CliPerplexity : public ::testing::Test {
  protected:
-  void SetUp() override { std::ofstream(text_.path()) << kGenesis; }
+  void SetUp() override { std::ofstream(text_.path()) << baton::testing::kGenesis; }
   std::string args(const std::string& extra) const {
     return "perplexity -m " + baton::testing::demo_model().string() + " -f " + text_.str() +
            " -t 2 " + extra;

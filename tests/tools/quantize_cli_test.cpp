@@ -20,10 +20,6 @@ using baton::testing::CommandResult;
 using baton::testing::run_baton;
 using baton::testing::TempFile;
 
-std::string stories() {
-  return baton::testing::shared_model("stories260K.gguf").string();
-}
-
 std::string demo() {
   return baton::testing::demo_model().string();
 }
@@ -32,11 +28,17 @@ bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-TEST(CliQuantize, Stories260KQ4KMPrintsProgressFallbacksAndSummary) {
-  BATON_REQUIRE_SHARED_FILE(baton::testing::shared_model("stories260K.gguf"));
-  TempFile out("q4_k_m.gguf");
+// An F32 model of stories260K's shape, with the demo model's vocabulary: rows of 64 and 172,
+// which are not whole K-quant blocks.
+TEST(CliQuantize, RowsOf64And172PrintProgressFallbacksAndSummary) {
+  TempFile in("rows_f32.gguf"), out("q4_k_m.gguf");
+  ASSERT_EQ(run_baton("synth --n-embd 64 --n-layer 5 --n-head 8 --n-head-kv 4 --n-ff 172 "
+                      "--type f32 --vocab-from " +
+                      demo() + " -o " + in.str())
+                .exit_code,
+            0);
   const CommandResult summary =
-      run_baton("quantize " + stories() + " " + out.str() + " --type q4_k_m --threads 2");
+      run_baton("quantize " + in.str() + " " + out.str() + " --type q4_k_m --threads 2");
   ASSERT_EQ(summary.exit_code, 0) << summary.out;
   EXPECT_TRUE(contains(summary.out, "tensors: 48 (")) << summary.out;
   EXPECT_TRUE(contains(summary.out,
@@ -47,19 +49,20 @@ TEST(CliQuantize, Stories260KQ4KMPrintsProgressFallbacksAndSummary) {
                        "fallback: blk.2.ffn_down.weight has rows of 172, not whole "
                        "q6_K blocks: f16"))
       << summary.out;
-  EXPECT_TRUE(contains(summary.out, "size: 1.12 MiB -> ")) << summary.out;
+  EXPECT_TRUE(contains(summary.out, "size: 1.87 MiB -> ")) << summary.out;
   EXPECT_TRUE(contains(summary.out, "bits per weight")) << summary.out;
 
   // stderr is not a terminal here: one line per tensor, no carriage returns.
   const CommandResult progress =
-      run_baton("quantize " + stories() + " " + out.str() + " --type q4_k_m", Capture::kStderr);
+      run_baton("quantize " + in.str() + " " + out.str() + " --type q4_k_m", Capture::kStderr);
   EXPECT_TRUE(contains(progress.out, "[1/48] token_embd.weight f32 -> q5_0\n")) << progress.out;
-  EXPECT_TRUE(contains(progress.out, "[2/48] output_norm.weight f32 (copied)\n")) << progress.out;
+  EXPECT_TRUE(contains(progress.out, "[2/48] blk.0.attn_norm.weight f32 (copied)\n"))
+      << progress.out;
   EXPECT_FALSE(contains(progress.out, "\r"));
 
   const baton::gguf::GgufFile file = baton::gguf::GgufFile::open(out.str());
   EXPECT_EQ(file.get_int("general.file_type"), 15);
-  const CommandResult run = run_baton("run -m " + out.str() + " -p 'Once upon a time' -n 8 -q");
+  const CommandResult run = run_baton("run -m " + out.str() + " -p 'In the beginning' -n 8 -q");
   EXPECT_EQ(run.exit_code, 0);
 }
 

@@ -19,14 +19,15 @@ using testing::greedy;
 
 class GpuStories260K : public ::testing::Test {
  protected:
+  // The device first: on a host without one the skip names that, with or without ../shared.
   void SetUp() override {
-    path_ = testing::shared_model("stories260K.gguf");
-    BATON_REQUIRE_SHARED_FILE(path_);
     testing::GpuBackend probe = testing::open_gpu_backend();
     if (!probe.backend) {
       GTEST_SKIP() << "GPU backend '" << testing::gpu_backend_name()
                    << "' is not usable here, skipping: " << probe.reason;
     }
+    path_ = testing::shared_model("stories260K.gguf");
+    BATON_REQUIRE_SHARED_FILE(path_);
   }
   LLM open(const std::string& backend) const {
     return LLM(LLMOptions{.model = path_.string(), .backend = backend, .threads = 2});

@@ -13,15 +13,13 @@ CommandResult baton_with_plugins(const std::string& args) {
   return run_baton(args, Capture::kStdoutAndStderr, "BATON_BACKEND_PATH=" + kPluginDir);
 }
 
-std::string stories_args() {
-  return "-m " + shared_model("stories260K.gguf").string() +
-         " -p 'Once upon a time' -n 24 --temp 0 -q";
+std::string demo_args() {
+  return "-m " + demo_model().string() + " -p 'In the beginning' -n 24 --temp 0 -q";
 }
 
 TEST(BackendPlugin, APluginBackendRunsAModelLikeTheBuiltInOne) {
-  BATON_REQUIRE_SHARED_FILE(shared_model("stories260K.gguf"));
-  const CommandResult cpu = run_baton("run " + stories_args() + " --backend cpu");
-  const CommandResult plugin = run_baton("run " + stories_args() + " --backend testgood",
+  const CommandResult cpu = run_baton("run " + demo_args() + " --backend cpu");
+  const CommandResult plugin = run_baton("run " + demo_args() + " --backend testgood",
                                          Capture::kStdout, "BATON_BACKEND_PATH=" + kPluginDir);
   ASSERT_EQ(plugin.exit_code, 0);
   EXPECT_EQ(plugin.out, cpu.out);

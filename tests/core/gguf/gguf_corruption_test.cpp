@@ -21,8 +21,8 @@ constexpr ErrorCategory kInvalid = ErrorCategory::kInvalidModel;
 constexpr uint32_t kF32 = 0;
 constexpr uint32_t kQ8_0 = 8;
 
-std::filesystem::path stories_path() {
-  return baton::testing::shared_model("stories260K.gguf");
+std::filesystem::path demo_path() {
+  return baton::testing::demo_model();
 }
 
 // Opens `path` and touches every tensor's first and last byte, so that a file that opens is also
@@ -55,17 +55,16 @@ void patch(int fd, uint64_t offset, std::span<const std::byte> bytes) {
 }
 
 TEST(GgufCorruption, EveryTruncationOfARealFileIsAnInvalidModelError) {
-  BATON_REQUIRE_SHARED_FILE(stories_path());
-  const std::vector<std::byte> original = testing::read_bytes(stories_path());
-  const uint64_t data_offset = GgufFile::open(stories_path()).data_offset();
+  const std::vector<std::byte> original = testing::read_bytes(demo_path());
+  const uint64_t data_offset = GgufFile::open(demo_path()).data_offset();
   TempDir dir;
-  const std::filesystem::path copy = dir.file("stories260K.gguf");
+  const std::filesystem::path copy = dir.file("demo.gguf");
   testing::write_bytes(copy, original);
 
   // Every length through the header, metadata and tensor infos, then a stride through the
   // tensor data. Lengths go down so that one file can be cut shorter each time.
   std::vector<uint64_t> lengths;
-  for (uint64_t n = original.size() - 1; n > data_offset; n -= std::min<uint64_t>(n, 997)) {
+  for (uint64_t n = original.size() - 1; n > data_offset; n -= std::min<uint64_t>(n, 9973)) {
     lengths.push_back(n);
   }
   for (uint64_t n = data_offset + 1; n-- > 0;) lengths.push_back(n);
@@ -76,43 +75,43 @@ TEST(GgufCorruption, EveryTruncationOfARealFileIsAnInvalidModelError) {
       ADD_FAILURE() << "truncated to " << length << " bytes and still opened";
     } catch (const Error& e) {
       ASSERT_EQ(e.category(), kInvalid) << e.what();
-      ASSERT_NE(std::string(e.what()).find("stories260K.gguf: "), std::string::npos) << e.what();
+      ASSERT_NE(std::string(e.what()).find("demo.gguf: "), std::string::npos) << e.what();
     }
   }
 }
 
 TEST(GgufCorruption, TruncationMessagesNameTheFieldCut) {
-  BATON_REQUIRE_SHARED_FILE(stories_path());
   TempDir dir;
-  const std::filesystem::path copy = dir.file("stories260K.gguf");
-  testing::write_bytes(copy, testing::read_bytes(stories_path()));
+  const std::filesystem::path copy = dir.file("demo.gguf");
+  testing::write_bytes(copy, testing::read_bytes(demo_path()));
   const struct {
     uint64_t length;
     const char* field;
   } cases[] = {// longest first: truncate() can only cut the one copy shorter
-               {20000, "tensor 'token_embd.weight': data [offset 0, 131072 bytes] extends"},
-               {11380, "tensor 'token_embd.weight'"},
-               {11360, "tensor #0 name"},
-               {11345, "metadata key 'llama.attention.layer_norm_rms_epsilon'"},
-               {10700, "metadata key 'tokenizer.ggml.model'"},
-               {10664, "metadata key #3"},
-               {1560, "metadata key 'tokenizer.ggml.tokens'"},
-               {20, "tensor_count"},  // 48 tensor infos cannot fit in what is left
+               {60000, "tensor 'token_embd.weight': data [offset 0, 1048576 bytes] extends"},
+               {46010, "tensor 'token_embd.weight'"},
+               {45990, "tensor #0 name"},
+               {45850, "metadata key 'tokenizer.chat_template'"},
+               {45808, "metadata key #23"},
+               {45802, "metadata key 'tokenizer.ggml.add_eos_token'"},
+               {45629, "metadata key 'tokenizer.ggml.bos_token_id'"},
+               {30000, "metadata key 'tokenizer.ggml.scores'"},
+               {10000, "metadata key 'tokenizer.ggml.tokens'"},
+               {20, "tensor_count"},  // 75 tensor infos cannot fit in what is left
                {12, "tensor_count"},
                {6, "version"},
                {2, "magic"}};
   for (const auto& c : cases) {
     ASSERT_EQ(::truncate(copy.c_str(), static_cast<off_t>(c.length)), 0);
-    expect_open_error(copy, kInvalid, {"stories260K.gguf", c.field});
+    expect_open_error(copy, kInvalid, {"demo.gguf", c.field});
   }
 }
 
 TEST(GgufCorruption, BitFlippedAndRandomisedCopiesOpenOrThrowBatonError) {
-  BATON_REQUIRE_SHARED_FILE(stories_path());
-  const std::vector<std::byte> original = testing::read_bytes(stories_path());
-  const uint64_t data_offset = GgufFile::open(stories_path()).data_offset();
+  const std::vector<std::byte> original = testing::read_bytes(demo_path());
+  const uint64_t data_offset = GgufFile::open(demo_path()).data_offset();
   TempDir dir;
-  const std::filesystem::path copy = dir.file("stories260K.gguf");
+  const std::filesystem::path copy = dir.file("demo.gguf");
   testing::write_bytes(copy, original);
   const int fd = ::open(copy.c_str(), O_WRONLY | O_CLOEXEC);
   ASSERT_GE(fd, 0);

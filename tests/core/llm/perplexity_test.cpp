@@ -11,19 +11,21 @@
 #include "core/backend_registry.h"
 #include "core/engine/step_runner.h"
 #include "tests/models/tiny_model.h"
+#include "tests/temp_file.h"
 #include "tests/test_data.h"
 
 namespace baton {
 namespace {
 
-std::filesystem::path stories_model() {
-  return testing::shared_model("stories260K.gguf");
-}
+// Genesis 1:1-12 in a file, for the bundled demo model.
+class GenesisFile {
+ public:
+  GenesisFile() { std::ofstream(file_.path()) << testing::kGenesis; }
+  const std::filesystem::path& path() const { return file_.path(); }
 
-std::filesystem::path stories_text() {
-  const std::filesystem::path dir = testing::shared_dir();
-  return dir.empty() ? dir : dir / "data" / "short-stories.txt";
-}
+ private:
+  testing::TempFile file_{"genesis.txt"};
+};
 
 LLMOptions cpu_options(const std::filesystem::path& model) {
   return LLMOptions{.model = model.string(), .backend = "cpu", .threads = 2};
@@ -66,32 +68,28 @@ double perplexity_token_by_token(const LoadedModel& loaded, const std::vector<in
   return std::exp(nll / count);
 }
 
-TEST(Perplexity, Stories260KMatchesTokenByTokenDecoding) {
-  BATON_REQUIRE_SHARED_FILE(stories_model());
-  BATON_REQUIRE_SHARED_FILE(stories_text());
-  const LoadedModel loaded(cpu_options(stories_model()));
+TEST(Perplexity, DemoModelMatchesTokenByTokenDecoding) {
+  const GenesisFile text;
+  const LoadedModel loaded(cpu_options(testing::demo_model()));
   std::vector<int32_t> chunks;
-  const PerplexityResult r =
-      perplexity_of_file(loaded, stories_text(), {.n_ctx = 128},
-                         [&](int32_t chunk, double) { chunks.push_back(chunk); });
+  const PerplexityResult r = perplexity_of_file(
+      loaded, text.path(), {.n_ctx = 128}, [&](int32_t chunk, double) { chunks.push_back(chunk); });
   ASSERT_GE(r.n_chunks, 2);
   EXPECT_EQ(static_cast<int32_t>(chunks.size()), r.n_chunks);
   EXPECT_EQ(r.n_scored, int64_t{r.n_chunks} * (128 - 1 - 64));
   EXPECT_TRUE(std::isfinite(r.ppl));
   EXPECT_GT(r.ppl, 1.0);
-  EXPECT_LT(r.ppl, 100.0);  // far below the 512 of a uniform guess over the vocabulary
+  EXPECT_LT(r.ppl, 100.0);  // far below the 2048 of a uniform guess over the vocabulary
   EXPECT_GT(r.ppl_error, 0.0);
   EXPECT_LT(r.ppl_error, r.ppl);
   EXPECT_DOUBLE_EQ(r.running_ppl.back(), r.ppl);
 
-  std::ifstream in(stories_text());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  const std::vector<int32_t> tokens = loaded.tokenizer->encode(text, true, false);
+  const std::vector<int32_t> tokens = loaded.tokenizer->encode(testing::kGenesis, true, false);
   EXPECT_EQ(r.n_tokens, static_cast<int64_t>(tokens.size()));
   const double expected = perplexity_token_by_token(loaded, tokens, 128);
   EXPECT_NEAR(r.ppl, expected, 1e-3 * expected);
 
-  const PerplexityResult again = perplexity_of_file(loaded, stories_text(), {.n_ctx = 128});
+  const PerplexityResult again = perplexity_of_file(loaded, text.path(), {.n_ctx = 128});
   EXPECT_EQ(again.ppl, r.ppl);
   EXPECT_EQ(again.ppl_error, r.ppl_error);
 }
@@ -107,20 +105,19 @@ void expect_invalid_argument(const std::function<void()>& call, const std::strin
 }
 
 TEST(Perplexity, RejectsShortTextsSmallContextsAndMissingFiles) {
-  BATON_REQUIRE_SHARED_FILE(stories_model());
-  BATON_REQUIRE_SHARED_FILE(stories_text());
-  const LoadedModel loaded(cpu_options(stories_model()));
-  expect_invalid_argument([&] { perplexity_of_file(loaded, stories_text(), {.n_ctx = 8}); },
+  const GenesisFile text;
+  const LoadedModel loaded(cpu_options(testing::demo_model()));
+  expect_invalid_argument([&] { perplexity_of_file(loaded, text.path(), {.n_ctx = 8}); },
                           "below the minimum of 16");
-  expect_invalid_argument([&] { perplexity_of_file(loaded, stories_text(), {.n_ctx = 1 << 20}); },
+  expect_invalid_argument([&] { perplexity_of_file(loaded, text.path(), {.n_ctx = 512}); },
                           "trained context");
   expect_invalid_argument(
       [&] { perplexity_of_file(loaded, "/nonexistent/text.txt", {.n_ctx = 128}); },
       "/nonexistent/text.txt");
   const auto short_text = std::filesystem::temp_directory_path() /
                           ("baton_ppl_short_" + std::to_string(::getpid()) + ".txt");
-  std::ofstream(short_text) << "Once upon a time.";
-  const size_t n = loaded.tokenizer->encode("Once upon a time.", true, false).size();
+  std::ofstream(short_text) << "In the beginning.";
+  const size_t n = loaded.tokenizer->encode("In the beginning.", true, false).size();
   expect_invalid_argument(
       [&] { perplexity_of_file(loaded, short_text, {.n_ctx = 64}); },
       "has " + std::to_string(n) + " tokens; one chunk of context 64 needs at least 64");

@@ -79,12 +79,12 @@ inline std::string vocabulary_test_name(const ::testing::TestParamInfo<std::stri
 
 }  // namespace baton::testing
 
-// Skips the test when `name` is kNoSharedVocabulary, saying which reference needs ../shared.
-#define BATON_REQUIRE_SHARED_VOCABULARY(name, reference)                                   \
-  do {                                                                                     \
-    if ((name) == baton::testing::kNoSharedVocabulary) {                                   \
-      GTEST_SKIP()                                                                         \
-          << (reference) << " need llama.cpp's vocabularies (../shared/models/vocab, "     \
-          << "not in this clone); skipping. Clone beside the shared/ folder to run them."; \
-    }                                                                                      \
+// Skips the test when `name` is kNoSharedVocabulary, in the words scripts/test.sh groups skips by.
+#define BATON_REQUIRE_SHARED_VOCABULARY(name, what)                                             \
+  do {                                                                                          \
+    if ((name) == baton::testing::kNoSharedVocabulary) {                                        \
+      GTEST_SKIP() << "needs ../shared: llama.cpp vocabulary vectors (" << (what)               \
+                   << " run on ../shared/models/vocab, absent here); clone beside the shared/ " \
+                   << "folder to run this test.";                                               \
+    }                                                                                           \
   } while (0)
