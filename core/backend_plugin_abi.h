@@ -13,7 +13,8 @@
 
 namespace baton {
 
-inline constexpr uint32_t kBackendAbiVersion = 1;
+// 2: Buffer gained release_pages, discard and data_for_overwrite; ops/op.h moved to core/op.h.
+inline constexpr uint32_t kBackendAbiVersion = 2;
 
 // What the entry point returns; static storage in the plugin.
 struct BackendPluginInfo {

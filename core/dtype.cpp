@@ -172,6 +172,11 @@ bool is_baton_weight_type(DType dtype) {
          dtype == DType::kF8Row;
 }
 
+bool is_kv_cache_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
+         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3 || dtype == DType::kI8Scaled;
+}
+
 size_t row_bytes(DType dtype, int64_t row_length) {
   const DTypeTraits& t = traits(dtype);
   return (row_length == 0 ? 0 : t.row_header_bytes) + bytes_for_blocks(t, row_length);

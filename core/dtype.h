@@ -74,6 +74,9 @@ size_t row_bytes(DType dtype, int64_t row_length);
 bool is_quantized(DType dtype);
 // Baton's own weight types (kI8Row .. kF8Row).
 bool is_baton_weight_type(DType dtype);
+// The element types a KV cache may have: F32, F16, BF16, Q8_0, I8Scaled and F8E4M3. Here rather
+// than beside the cache, so that backends and reference kernels can check a cache tensor.
+bool is_kv_cache_dtype(DType dtype);
 
 // int4 geometry (kI4G32, kI4G128): elements per group sharing one scale, groups per block,
 // elements and bytes per block.

@@ -2,13 +2,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "core/backend.h"
 #include "core/gguf/gguf_file.h"
-#include "core/kv_cache/paged_kv_cache.h"
-#include "ops/op.h"
+#include "core/op.h"
 
 namespace baton {
 
@@ -35,15 +35,22 @@ struct StepInput {
   std::vector<int32_t> logit_rows;
 };
 
+// A step's view of the KV cache: one K and one V tensor per layer, each
+// [n_blocks, block_size, n_kv_heads, head_dim], which kv_write fills and attention reads through
+// the step's block tables. The serving layer owns the cache; a model only sees these tensors.
+struct KvTensors {
+  std::span<const Tensor> keys;
+  std::span<const Tensor> values;
+};
+
 // A loaded model: weights placed on a backend, and the recipe for one step's graph.
 class Model {
  public:
   virtual ~Model() = default;
   virtual const ModelConfig& config() const = 0;
   // Appends the step's computation to `graph` and returns its logits tensor
-  // [logit_rows.size(), n_vocab]; writes the new tokens' K/V into `cache`.
-  virtual Tensor build_step(Graph& graph, const StepInput& input,
-                            const PagedKvCache& cache) const = 0;
+  // [logit_rows.size(), n_vocab]; writes the new tokens' K/V into `kv`.
+  virtual Tensor build_step(Graph& graph, const StepInput& input, const KvTensors& kv) const = 0;
 };
 
 // Names of the architectures load_model accepts.

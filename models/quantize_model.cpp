@@ -13,8 +13,8 @@
 
 #include "baton/error.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quantize/quantize.h"
 #include "models/quantize_model.h"
-#include "ops/quantize.h"
 #include "ops/reference.h"
 
 namespace baton {
@@ -113,7 +113,7 @@ std::vector<TensorQuantization> quantize_model(const std::filesystem::path& inpu
                         if (t.quantized) {
                           quantize_rows(source, t.name, t.to, options.threads, bytes);
                         } else {
-                          std::memcpy(bytes.data(), source.raw(), bytes.size());
+                          std::memcpy(bytes.data(), source.materialize(), bytes.size());
                         }
                         if (options.on_tensor) options.on_tensor(t, i, plan.size());
                       });

@@ -1,8 +1,8 @@
 #pragma once
 
 // Post-training quantization of a GGUF model (`baton quantize`): every weight matrix is decoded
-// to f32 and re-encoded with ops/quantize.h; norms, biases, other 1-D tensors, metadata and the
-// tokenizer are copied unchanged.
+// to f32 and re-encoded with core/quantize/quantize.h; norms, biases, other 1-D tensors, metadata
+// and the tokenizer are copied unchanged.
 
 #include <cstdint>
 #include <filesystem>

@@ -5,34 +5,34 @@
 #include <cctype>
 
 #include "baton/error.h"
+#include "core/gguf/file_type.h"
 #include "models/quantize_model.h"
 
 namespace baton {
 namespace {
 
-// llama_ftype codes from llama.h. A plain K-quant is labelled as its "_S" mix, the nearest one:
-// llama.cpp has no code for a file of one K-quant type throughout. Baton's own types have no
-// llama_ftype; their files are labelled with the type's code.
+using gguf::llama_file_type;
+
 constexpr QuantizePreset kPresets[] = {
-    {"q8_0", DType::kQ8_0, 7},
-    {"q4_0", DType::kQ4_0, 2},
-    {"q4_1", DType::kQ4_1, 3},
-    {"q5_0", DType::kQ5_0, 8},
-    {"q5_1", DType::kQ5_1, 9},
-    {"q2_k", DType::kQ2_K, 10},
-    {"q3_k", DType::kQ3_K, 11},
-    {"q4_k", DType::kQ4_K, 14},
-    {"q5_k", DType::kQ5_K, 16},
-    {"q6_k", DType::kQ6_K, 18},
-    {"q4_k_m", DType::kQ4_K, 15, true},
-    {"q5_k_m", DType::kQ5_K, 17, true},
-    {"f32", DType::kF32, 0},
-    {"f16", DType::kF16, 1},
-    {"bf16", DType::kBF16, 32},
-    {"int8", DType::kI8Row, static_cast<uint32_t>(DType::kI8Row)},
-    {"int4_g32", DType::kI4G32, static_cast<uint32_t>(DType::kI4G32)},
-    {"int4_g128", DType::kI4G128, static_cast<uint32_t>(DType::kI4G128)},
-    {"fp8", DType::kF8Row, static_cast<uint32_t>(DType::kF8Row)},
+    {"q8_0", DType::kQ8_0, llama_file_type(DType::kQ8_0)},
+    {"q4_0", DType::kQ4_0, llama_file_type(DType::kQ4_0)},
+    {"q4_1", DType::kQ4_1, llama_file_type(DType::kQ4_1)},
+    {"q5_0", DType::kQ5_0, llama_file_type(DType::kQ5_0)},
+    {"q5_1", DType::kQ5_1, llama_file_type(DType::kQ5_1)},
+    {"q2_k", DType::kQ2_K, llama_file_type(DType::kQ2_K)},
+    {"q3_k", DType::kQ3_K, llama_file_type(DType::kQ3_K)},
+    {"q4_k", DType::kQ4_K, llama_file_type(DType::kQ4_K)},
+    {"q5_k", DType::kQ5_K, llama_file_type(DType::kQ5_K)},
+    {"q6_k", DType::kQ6_K, llama_file_type(DType::kQ6_K)},
+    {"q4_k_m", DType::kQ4_K, gguf::kLlamaFileTypeQ4_K_M, true},
+    {"q5_k_m", DType::kQ5_K, gguf::kLlamaFileTypeQ5_K_M, true},
+    {"f32", DType::kF32, llama_file_type(DType::kF32)},
+    {"f16", DType::kF16, llama_file_type(DType::kF16)},
+    {"bf16", DType::kBF16, llama_file_type(DType::kBF16)},
+    {"int8", DType::kI8Row, llama_file_type(DType::kI8Row)},
+    {"int4_g32", DType::kI4G32, llama_file_type(DType::kI4G32)},
+    {"int4_g128", DType::kI4G128, llama_file_type(DType::kI4G128)},
+    {"fp8", DType::kF8Row, llama_file_type(DType::kF8Row)},
 };
 
 // Preset names match in any case and with '-' for '_' (int4-g32 is int4_g32).

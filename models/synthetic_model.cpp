@@ -10,8 +10,8 @@
 #include "baton/error.h"
 #include "core/gguf/gguf_file.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quantize/quantize.h"
 #include "models/quantize_model.h"
-#include "ops/quantize.h"
 
 namespace baton {
 namespace {

@@ -8,7 +8,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/kv_store.h"
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 
 namespace baton::cpu {
 void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,
@@ -29,8 +29,8 @@ void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const
   validate_paged_batch(batch, q.dim(0), k_cache.dim(0), k_cache.dim(1));
   const attn::Plan plan = attn::make_plan(batch, q.dim(0), k_cache.dim(2));
   const attn::Args args{.q = q.data<float>(),
-                        .k_cache = k_cache.raw(),
-                        .v_cache = v_cache.raw(),
+                        .k_cache = k_cache.materialize(),
+                        .v_cache = v_cache.materialize(),
                         .cache_dtype = k_cache.dtype(),
                         .out = out.data<float>(),
                         .heads = q.dim(1),

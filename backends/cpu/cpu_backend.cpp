@@ -19,7 +19,6 @@
 #include "backends/cpu/matmul/panel_weights.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
-#include "core/kv_cache/paged_kv_cache.h"
 
 namespace baton {
 namespace {
@@ -160,12 +159,12 @@ class CpuBackend final : public Backend {
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
     check_copy(device_tensor, bytes, "upload");
-    std::memcpy(device_tensor.raw(), host, bytes);
+    std::memcpy(device_tensor.materialize(), host, bytes);
   }
 
   void download(void* host, const Tensor& device_tensor, size_t bytes) override {
     check_copy(device_tensor, bytes, "download");
-    std::memcpy(host, device_tensor.raw(), bytes);
+    std::memcpy(host, device_tensor.materialize(), bytes);
   }
 
  private:

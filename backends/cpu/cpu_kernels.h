@@ -6,7 +6,7 @@
 
 #include "core/graph.h"
 #include "core/tensor.h"
-#include "ops/op.h"
+#include "core/op.h"
 
 namespace baton::cpu {
 

@@ -1,14 +1,14 @@
 #pragma once
 
 // How a KV-cache row is written, shared by kv_write and the fused rope + kv_write. Heads are
-// encoded with ops/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8, int8), the
+// encoded with core/quantize/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8, int8), the
 // reference's own encoder, so caches match the reference bit for bit.
 
 #include <cstddef>
 #include <cstdint>
 
+#include "core/quantize/quantize.h"
 #include "core/tensor.h"
-#include "ops/quantize.h"
 
 namespace baton::cpu {
 
@@ -18,7 +18,7 @@ namespace baton::cpu {
 inline void write_cache_row(const Tensor& cache, int64_t row, const float* values) {
   const int64_t kv_heads = cache.dim(2), head_dim = cache.dim(3);
   const size_t head_bytes = cache.row_bytes();
-  std::byte* first = cache.raw() + static_cast<size_t>(row * kv_heads) * head_bytes;
+  std::byte* first = cache.materialize() + static_cast<size_t>(row * kv_heads) * head_bytes;
   for (int64_t h = 0; h < kv_heads; ++h) {
     quantize_row(cache.dtype(), values + h * head_dim, first + h * head_bytes, head_dim);
   }

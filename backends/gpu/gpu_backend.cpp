@@ -104,15 +104,15 @@ class GpuBackend final : public Backend {
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
     check_copy(device_tensor, bytes, "upload");
-    GPU_CHECK(
-        gpuMemcpyAsync(device_tensor.raw(), host, bytes, gpuMemcpyHostToDevice, stream_.handle));
+    GPU_CHECK(gpuMemcpyAsync(device_tensor.materialize(), host, bytes, gpuMemcpyHostToDevice,
+                             stream_.handle));
     GPU_CHECK(gpuStreamSynchronize(stream_.handle));  // the caller may reuse `host` on return
   }
 
   void download(void* host, const Tensor& device_tensor, size_t bytes) override {
     check_copy(device_tensor, bytes, "download");
-    GPU_CHECK(
-        gpuMemcpyAsync(host, device_tensor.raw(), bytes, gpuMemcpyDeviceToHost, stream_.handle));
+    GPU_CHECK(gpuMemcpyAsync(host, device_tensor.materialize(), bytes, gpuMemcpyDeviceToHost,
+                             stream_.handle));
     GPU_CHECK(gpuStreamSynchronize(stream_.handle));
   }
 

@@ -50,8 +50,8 @@ void rope(const Context& ctx, const Node& node, const NodeMetadata& meta) {
 
 void kv_write(const Context& ctx, const Node& node, const NodeMetadata& meta) {
   const Tensor& k = node.inputs[0];
-  kv_write(cache_type(node.inputs[2]), f32(k), f32(node.inputs[1]), node.inputs[2].raw(),
-           node.inputs[3].raw(), k.dim(0), k.dim(1) * k.dim(2), meta.paged, ctx.stream);
+  kv_write(cache_type(node.inputs[2]), f32(k), f32(node.inputs[1]), node.inputs[2].materialize(),
+           node.inputs[3].materialize(), k.dim(0), k.dim(1) * k.dim(2), meta.paged, ctx.stream);
 }
 
 void attention(const Context& ctx, const Node& node, const NodeMetadata& meta) {
@@ -60,16 +60,16 @@ void attention(const Context& ctx, const Node& node, const NodeMetadata& meta) {
                              static_cast<int32_t>(q.dim(2)),
                              std::get<AttentionParams>(node.params).scale, cache_type(k_cache)};
   const AttentionPlan& plan = meta.attention;
-  attention_prefill(f32(q), k_cache.raw(), v_cache.raw(), f32(node.output), shape, meta.paged,
-                    plan.tiles, plan.n_tiles, ctx.stream);
+  attention_prefill(f32(q), k_cache.materialize(), v_cache.materialize(), f32(node.output), shape,
+                    meta.paged, plan.tiles, plan.n_tiles, ctx.stream);
   const int64_t scratch_floats =
       attention_decode_scratch(shape, plan.n_decode, plan.decode_max_len);
   std::shared_ptr<Buffer> scratch;
   if (scratch_floats > 0) {
     scratch = ctx.allocator.allocate(static_cast<size_t>(scratch_floats) * sizeof(float));
   }
-  attention_decode(f32(q), k_cache.raw(), v_cache.raw(), f32(node.output), shape, meta.paged,
-                   plan.decode_tokens, plan.n_decode, plan.decode_max_len,
+  attention_decode(f32(q), k_cache.materialize(), v_cache.materialize(), f32(node.output), shape,
+                   meta.paged, plan.decode_tokens, plan.n_decode, plan.decode_max_len,
                    scratch ? reinterpret_cast<float*>(scratch->data()) : nullptr, ctx.stream);
 }
 
@@ -79,15 +79,15 @@ void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& 
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   if (n == 0 || m == 0) return;
   if (k == 0) {  // an empty sum: a GEMM would leave out untouched
-    GPU_CHECK(gpuMemsetAsync(out.raw(), 0, out.nbytes(), ctx.stream));
+    GPU_CHECK(gpuMemsetAsync(out.materialize(), 0, out.nbytes(), ctx.stream));
     return;
   }
   const WeightType type = weight_type(w.dtype());
   if ((type == WeightType::kQ8_0 || type == WeightType::kQ4_0) && n <= kGemvMaxRows) {
-    quantized_gemv(type, w.raw(), f32(x), f32(out), n, k, m, ctx.stream);
+    quantized_gemv(type, w.materialize(), f32(x), f32(out), n, k, m, ctx.stream);
     return;
   }
-  ctx.gemm.multiply(type, w.raw(), f32(x), f32(out), n, k, m);
+  ctx.gemm.multiply(type, w.materialize(), f32(x), f32(out), n, k, m);
 }
 
 void run_node(const Context& ctx, const Node& node, size_t index, const NodeMetadata& meta) {
@@ -95,7 +95,7 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
   const IndexError index_error{ctx.error_slot, static_cast<int32_t>(index)};
   switch (node.op) {
     case OpKind::kEmbedding:
-      return embedding(weight_type(in[0].dtype()), in[0].raw(), in[0].dim(0),
+      return embedding(weight_type(in[0].dtype()), in[0].materialize(), in[0].dim(0),
                        static_cast<int64_t>(in[0].row_bytes()), in[0].dim(1), in[1].data<int32_t>(),
                        in[1].dim(0), f32(node.output), index_error, ctx.stream);
     case OpKind::kMatMul:

@@ -1,4 +1,4 @@
-// Which nodes a GPU backend runs: the ops of ops/op.h with the dtypes its kernels take, on
+// Which nodes a GPU backend runs: the ops of core/op.h with the dtypes its kernels take, on
 // tensors in its own memory. Anything else is reported up front, naming the node, rather than
 // failing inside a kernel.
 

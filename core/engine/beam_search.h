@@ -5,7 +5,7 @@
 #include <span>
 #include <vector>
 
-#include "baton/llm.h"
+#include "baton/generation.h"
 
 namespace baton {
 

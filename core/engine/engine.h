@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/llm.h"
+#include "baton/generation.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
 #include "core/engine/scheduler.h"
@@ -108,6 +108,25 @@ class Engine {
   void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
   void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
+
+  // When a request was first scheduled and how many prompt tokens the prefix cache served,
+  // copied per stepped request because requests that finish are erased before the metrics go on
+  // their updates.
+  struct RequestStart {
+    std::chrono::steady_clock::time_point first_scheduled;
+    int32_t cached_prompt_tokens;
+  };
+  using RequestStarts = std::map<uint64_t, RequestStart>;
+  // The stages of step(), in order.
+  StepInput build_batch(const StepPlan& plan) const;
+  // Applies the plan's copy-on-write block copies and runs the batch: its logit rows.
+  std::vector<float> run_batch(const StepPlan& plan, const StepInput& batch);
+  // Advances each scheduled sequence past its chunk and caches the blocks it filled.
+  RequestStarts record_progress(const StepPlan& plan);
+  // Samples or advances beams from each logit row, and ends finished and rejected requests.
+  std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits);
+  static void add_request_metrics(const RequestStarts& starts,
+                                  std::vector<SequenceUpdate>& updates);
 
   const Model& model_;
   Backend& backend_;

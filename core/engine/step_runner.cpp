@@ -9,7 +9,7 @@ std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvC
   Graph graph([&backend](DType dtype, Shape shape) {
     return backend.allocate_tensor(dtype, std::move(shape));
   });
-  const Tensor logits = model.build_step(graph, input, cache);
+  const Tensor logits = model.build_step(graph, input, cache.tensors());
   graph.set_outputs({logits});
   backend.execute(graph);
   std::vector<float> host(static_cast<size_t>(logits.numel()));

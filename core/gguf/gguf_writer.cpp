@@ -285,7 +285,8 @@ void GgufWriter::add_tensor(std::string name, const Tensor& tensor) {
   check_tensor(name, tensor.shape(), ggml_type, tensor.nbytes());
   tensor_names_.insert(name);
   tensors_.push_back({std::move(name), tensor.shape(), ggml_type, tensor.nbytes(),
-                      std::span<const std::byte>(tensor.raw(), tensor.nbytes()), tensor.buffer()});
+                      std::span<const std::byte>(tensor.materialize(), tensor.nbytes()),
+                      tensor.buffer()});
 }
 
 void GgufWriter::add_tensor(std::string name, Shape shape, DType dtype,

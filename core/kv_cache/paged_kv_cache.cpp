@@ -24,8 +24,8 @@ PagedKvCache::PagedKvCache(const KvCacheShape& shape, Backend& backend) : shape_
     values_.push_back(backend.allocate_tensor(shape.dtype, pool));
     // Pooled host memory is taken at first use: take it now, so that a pool too large for the
     // machine fails here, naming its size, rather than in the first step.
-    keys_.back().raw();
-    values_.back().raw();
+    keys_.back().materialize();
+    values_.back().materialize();
   }
 }
 
@@ -56,11 +56,6 @@ DType parse_kv_cache_dtype(const std::string& name) {
   if (name == "fp8" || name == "fp8_e4m3") return DType::kF8E4M3;
   throw Error(ErrorCategory::kInvalidArgument,
               "unknown KV cache dtype '" + name + "' (use f32, f16, bf16, q8_0, int8 or fp8)");
-}
-
-bool is_kv_cache_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
-         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3 || dtype == DType::kI8Scaled;
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {

@@ -6,6 +6,7 @@
 
 #include "core/backend.h"
 #include "core/dtype.h"
+#include "models/model.h"
 
 namespace baton {
 
@@ -27,8 +28,6 @@ size_t kv_bytes_per_token(const KvCacheShape& shape);
 // The cache dtype a --kv-cache-dtype names: "f32", "f16", "q8_0" (or "int8"), "fp8" (or
 // "fp8_e4m3"). Throws Error(kInvalidArgument) listing the valid names otherwise.
 DType parse_kv_cache_dtype(const std::string& name);
-// F32, F16, Q8_0 or F8E4M3: the element types a KV cache may have.
-bool is_kv_cache_dtype(DType dtype);
 // Throws Error(kInvalidArgument) naming the dtype and head size when `dtype` cannot hold rows of
 // `head_dim` elements, or is not a cache dtype.
 void check_kv_cache_dtype(DType dtype, int32_t head_dim);
@@ -43,6 +42,8 @@ class PagedKvCache {
   const KvCacheShape& shape() const { return shape_; }
   const Tensor& keys(int32_t layer) const { return keys_.at(layer); }
   const Tensor& values(int32_t layer) const { return values_.at(layer); }
+  // Every layer's K and V, as a model step reads them.
+  KvTensors tensors() const { return {keys_, values_}; }
   // Copies every layer's K and V of block `source` into block `destination` (copy-on-write).
   void copy_block(int32_t source, int32_t destination, Backend& backend) const;
   size_t bytes_per_token() const { return kv_bytes_per_token(shape_); }

@@ -16,18 +16,6 @@ using Clock = RequestOutput::Clock;
 
 }  // namespace
 
-const char* to_string(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::kStop:
-      return "stop";
-    case FinishReason::kLength:
-      return "length";
-    case FinishReason::kAborted:
-      return "abort";
-  }
-  return "unknown";
-}
-
 struct LLM::Impl {
   LoadedModel loaded;
   Engine engine;

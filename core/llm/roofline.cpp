@@ -11,7 +11,7 @@
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/graph.h"
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 
 namespace baton {
 namespace {
@@ -89,7 +89,7 @@ double measure_matmul_flops(const std::string& backend_name, int32_t threads, DT
   Tensor weight = Tensor::host(weight_type, {n, k});
   for (int64_t r = 0; r < n; ++r) {
     for (float& v : row) v = normal(rng);
-    quantize_row(weight_type, row.data(), weight.raw() + weight.row_bytes() * r, k);
+    quantize_row(weight_type, row.data(), weight.materialize() + weight.row_bytes() * r, k);
   }
   std::vector<float> activations(static_cast<size_t>(m * k));
   for (float& v : activations) v = normal(rng);

@@ -3,13 +3,13 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "core/gguf/file_type.h"
 #include "core/gguf/gguf_writer.h"
+#include "core/quantize/quantize.h"
 #include "models/hf_import/checkpoint_weights.h"
 #include "models/hf_import/hf_vocab.h"
 #include "models/hf_import/llama_config.h"
 #include "models/hf_import/llama_tensors.h"
-#include "models/quantize_model.h"
-#include "ops/quantize.h"
 #include "ops/reference.h"
 
 namespace baton::hf {
@@ -18,7 +18,7 @@ namespace {
 // llama.cpp's general.file_type: the f32, f16 and bf16 presets' codes.
 uint32_t llama_file_type(DType out_type) {
   if (out_type == DType::kF32 || out_type == DType::kF16 || out_type == DType::kBF16) {
-    return find_quantize_preset(to_string(out_type))->llama_ftype;
+    return gguf::llama_file_type(out_type);
   }
   throw Error(ErrorCategory::kInvalidArgument,
               "cannot convert to " + std::string(to_string(out_type)) + " (use f32, f16 or bf16)");

@@ -4,8 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/kv_cache/paged_kv_cache.h"
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 #include "ops/reference.h"
 #include "ops/reference/checks.h"
 
@@ -45,7 +44,7 @@ Tensor head_rows(const Tensor& cache) {
 // Encodes `head_dim` values as head row `index` of the cache.
 void store_head(const Tensor& cache, int64_t index, const float* values, int64_t head_dim) {
   const size_t row_bytes = baton::row_bytes(cache.dtype(), head_dim);
-  quantize_row(cache.dtype(), values, cache.raw() + static_cast<size_t>(index) * row_bytes,
+  quantize_row(cache.dtype(), values, cache.materialize() + static_cast<size_t>(index) * row_bytes,
                head_dim);
 }
 

@@ -16,9 +16,9 @@
 
 #include "core/dtype.h"
 #include "core/half.h"
+#include "core/op.h"
+#include "core/quantize/quantize.h"
 #include "core/tensor.h"
-#include "ops/op.h"
-#include "ops/quantize.h"
 
 namespace baton {
 
@@ -46,13 +46,13 @@ inline RopeParams rope_params(int n_rot, RopeMode mode = RopeMode::kNormal,
 inline Tensor f32_tensor(Shape shape, const std::vector<float>& values) {
   Tensor t = Tensor::host(DType::kF32, std::move(shape));
   EXPECT_EQ(static_cast<size_t>(t.numel()), values.size());
-  std::memcpy(t.raw(), values.data(), t.nbytes());
+  std::memcpy(t.materialize(), values.data(), t.nbytes());
   return t;
 }
 
 inline Tensor i32_tensor(const std::vector<int32_t>& values) {
   Tensor t = Tensor::host(DType::kI32, {static_cast<int64_t>(values.size())});
-  std::memcpy(t.raw(), values.data(), t.nbytes());
+  std::memcpy(t.materialize(), values.data(), t.nbytes());
   return t;
 }
 
@@ -62,7 +62,7 @@ inline std::vector<float> values_of(const Tensor& t) {
 
 inline Tensor copy_of(const Tensor& t) {
   Tensor out = Tensor::host(t.dtype(), t.shape());
-  std::memcpy(out.raw(), t.raw(), t.nbytes());
+  std::memcpy(out.materialize(), t.materialize(), t.nbytes());
   return out;
 }
 
@@ -163,7 +163,7 @@ inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
       std::vector<float> row(static_cast<size_t>(t.row_length()));
       for (int64_t r = 0; r < t.rows(); ++r) {
         for (float& v : row) v = 0.1f * unit(rng);
-        quantize_row(dtype, row.data(), t.raw() + r * t.row_bytes(), t.row_length());
+        quantize_row(dtype, row.data(), t.materialize() + r * t.row_bytes(), t.row_length());
       }
       break;
     }
@@ -174,13 +174,14 @@ inline Tensor random_weight(DType dtype, Shape shape, uint32_t seed) {
         break;
       }
       std::uniform_int_distribution<int> byte(0, 255);
-      for (std::byte& b : std::span(t.raw(), t.nbytes())) b = static_cast<std::byte>(byte(rng));
+      for (std::byte& b : std::span(t.materialize(), t.nbytes()))
+        b = static_cast<std::byte>(byte(rng));
       const size_t block_bytes = traits(dtype).block_bytes;
       for (size_t b = 0; b < t.nbytes() / block_bytes; ++b) {
         for (const HalfField& f : fields) {
           std::uniform_real_distribution<float> value(f.lo, f.hi);
           const uint16_t h = fp32_to_fp16(value(rng));
-          std::memcpy(t.raw() + b * block_bytes + f.offset, &h, sizeof(h));
+          std::memcpy(t.materialize() + b * block_bytes + f.offset, &h, sizeof(h));
         }
       }
     }
@@ -210,7 +211,7 @@ inline void expect_identical(const Tensor& a, const Tensor& b) {
   const size_t bytes = a.nbytes();
   size_t first_diff = bytes;
   for (size_t i = 0; i < bytes && first_diff == bytes; ++i) {
-    if (a.raw()[i] != b.raw()[i]) first_diff = i;
+    if (a.materialize()[i] != b.materialize()[i]) first_diff = i;
   }
   EXPECT_EQ(first_diff, bytes) << "tensors " << to_string(a.shape()) << " of "
                                << to_string(a.dtype()) << " differ first at byte " << first_diff;

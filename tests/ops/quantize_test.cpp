@@ -9,7 +9,7 @@
 
 #include "baton/error.h"
 #include "core/half.h"
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 #include "ops/reference.h"
 
 namespace baton {
@@ -26,7 +26,7 @@ std::vector<float> random_row(int64_t n, uint32_t seed, float scale) {
 // Quantizes `x` as one row of `dtype` and reads it back through the reference dequantizer.
 std::vector<float> round_trip(DType dtype, const std::vector<float>& x, Tensor* stored = nullptr) {
   Tensor t = Tensor::host(dtype, {1, static_cast<int64_t>(x.size())});
-  quantize_row(dtype, x.data(), t.raw(), static_cast<int64_t>(x.size()));
+  quantize_row(dtype, x.data(), t.materialize(), static_cast<int64_t>(x.size()));
   std::vector<float> out(x.size());
   reference::dequantize_row(t, 0, out.data());
   if (stored) *stored = t;

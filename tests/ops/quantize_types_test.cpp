@@ -13,7 +13,7 @@
 
 #include "baton/error.h"
 #include "core/half.h"
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 #include "ops/reference.h"
 #include "tests/ops/quant_affine.h"
 
@@ -30,7 +30,7 @@ std::vector<float> normal_row(int64_t n, uint32_t seed, float std) {
 
 Tensor quantized(DType dtype, const std::vector<float>& x) {
   Tensor t = Tensor::host(dtype, {1, static_cast<int64_t>(x.size())});
-  quantize_row(dtype, x.data(), t.raw(), static_cast<int64_t>(x.size()));
+  quantize_row(dtype, x.data(), t.materialize(), static_cast<int64_t>(x.size()));
   return t;
 }
 
@@ -143,7 +143,7 @@ TEST(Quantize, Int4StoresGroupScalesThenChunksOfLowThenHighNibbles) {
     for (int64_t i = 0; i < 256; ++i) x[i] = step(i) * static_cast<float>(code(i) - 8);
     const Tensor t = quantized(dtype, x);
     EXPECT_EQ(dequantized(t), x);
-    const auto* bytes = reinterpret_cast<const uint8_t*>(t.raw());
+    const auto* bytes = reinterpret_cast<const uint8_t*>(t.materialize());
     const int64_t block = traits(dtype).block_size, per_block = block / group;
     for (int64_t b = 0; b < 256 / block; ++b) {
       const uint8_t* p = bytes + b * traits(dtype).block_bytes;
@@ -186,9 +186,9 @@ TEST(Quantize, Int8MapsTheRowMaximumToPlusOrMinus127) {
   x[40] = 1.0f;
   const Tensor t = quantized(DType::kI8Row, x);
   float scale;
-  std::memcpy(&scale, t.raw(), sizeof(scale));
+  std::memcpy(&scale, t.materialize(), sizeof(scale));
   EXPECT_FLOAT_EQ(scale, 0.02f);
-  const auto* q = reinterpret_cast<const int8_t*>(t.raw() + sizeof(scale));
+  const auto* q = reinterpret_cast<const int8_t*>(t.materialize() + sizeof(scale));
   EXPECT_EQ(q[3], -127);
   EXPECT_EQ(q[40], 50);
   EXPECT_EQ(q[0], 0);
@@ -202,7 +202,7 @@ TEST(Quantize, Fp8ElementsAreWithinHalfAnE4M3Step) {
     const Tensor t = quantized(DType::kF8Row, x);
     const std::vector<float> y = dequantized(t);
     float scale, amax = 0.0f;
-    std::memcpy(&scale, t.raw(), sizeof(scale));
+    std::memcpy(&scale, t.materialize(), sizeof(scale));
     for (float v : x) amax = std::max(amax, std::abs(v));
     EXPECT_FLOAT_EQ(scale, amax / 448.0f);
     for (size_t i = 0; i < x.size(); ++i) {

@@ -162,7 +162,7 @@ struct PackedWeights::Impl {
   mutable std::map<PlanKey, Plan> plans;
 
   const Packed* find(const Tensor& w) const {
-    const auto it = packed.find(w.raw());
+    const auto it = packed.find(w.materialize());
     if (it == packed.end() || it->second.source.expired()) return nullptr;
     const Packed& p = it->second;
     return p.dtype == w.dtype() && p.shape == w.shape() ? &p : nullptr;
@@ -211,13 +211,14 @@ bool PackedWeights::add(const Tensor& w, int threads) {
       widened = widen_f16(w, threads);
       source = memory(plain_weights(m, k, Dt::f32), impl_->engine, widened.data());
     } else {
-      source = memory(plain_weights(m, k, Dt::bf16), impl_->engine, w.raw());
+      source = memory(plain_weights(m, k, Dt::bf16), impl_->engine, w.materialize());
     }
     dnnl::stream stream(impl_->engine);
     dnnl::reorder(source, packed).execute(stream, source, packed);
     stream.wait();
     impl_->bytes += packed.get_desc().get_size();
-    impl_->packed.insert_or_assign(w.raw(), Packed{w.buffer(), w.dtype(), w.shape(), packed});
+    impl_->packed.insert_or_assign(w.materialize(),
+                                   Packed{w.buffer(), w.dtype(), w.shape(), packed});
     return true;
   } catch (const dnnl::error& e) {
     if (e.status == dnnl_unimplemented) return false;
@@ -237,8 +238,8 @@ bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, 
     const OmpThreads omp(threads);
     const Plan& plan = impl_->plan({n, m, k, type, threads}, p->weights.get_desc());
     const dnnl::engine& engine = impl_->engine;
-    memory src(memory::desc({n, k}, Dt::f32, Tag::ab), engine, x.raw());
-    memory dst(memory::desc({n, m}, Dt::f32, Tag::ab), engine, out.raw());
+    memory src(memory::desc({n, k}, Dt::f32, Tag::ab), engine, x.materialize());
+    memory dst(memory::desc({n, m}, Dt::f32, Tag::ab), engine, out.materialize());
     dnnl::stream stream(engine);
     if (type == Dt::bf16) {
       memory src_bf16(memory::desc({n, k}, Dt::bf16, Tag::ab), engine);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "ops/op.h"
-#include "ops/quantize.h"
+#include "core/op.h"
+#include "core/quantize/quantize.h"
 #include "tests/ops/op_test_util.h"
 
 namespace baton::testing {
@@ -63,8 +63,8 @@ inline Tensor random_cache(DType dtype, Shape shape, uint32_t seed) {
   if (dtype == DType::kF32) return f32;
   Tensor out = Tensor::host(dtype, shape);
   for (int64_t r = 0; r < f32.rows(); ++r) {  // row by row: int8 rows carry their own scale
-    quantize_row(dtype, f32.data<float>() + r * f32.row_length(), out.raw() + r * out.row_bytes(),
-                 f32.row_length());
+    quantize_row(dtype, f32.data<float>() + r * f32.row_length(),
+                 out.materialize() + r * out.row_bytes(), f32.row_length());
   }
   return out;
 }

@@ -33,10 +33,12 @@ TEST_F(GpuTest, UploadDownloadRoundTripsAndSlicesAddressTheirRows) {
   expect_identical(host(d), x);
   // Rows 2..3 of the device tensor, overwritten from the host, then read back whole.
   const Tensor rows = random_f32({2, 7}, 2);
-  backend().upload(d.slice_rows(2, 2), rows.raw(), rows.nbytes());
+  backend().upload(d.slice_rows(2, 2), rows.materialize(), rows.nbytes());
   const Tensor back = host(d);
-  EXPECT_EQ(std::memcmp(back.raw() + 2 * 7 * sizeof(float), rows.raw(), rows.nbytes()), 0);
-  EXPECT_EQ(std::memcmp(back.raw(), x.raw(), 2 * 7 * sizeof(float)), 0);
+  EXPECT_EQ(
+      std::memcmp(back.materialize() + 2 * 7 * sizeof(float), rows.materialize(), rows.nbytes()),
+      0);
+  EXPECT_EQ(std::memcmp(back.materialize(), x.materialize(), 2 * 7 * sizeof(float)), 0);
 }
 
 TEST_F(GpuTest, AllocationsAreZeroFilledEvenWhenMemoryIsReused) {
@@ -44,7 +46,8 @@ TEST_F(GpuTest, AllocationsAreZeroFilledEvenWhenMemoryIsReused) {
     Tensor t = backend().allocate_tensor(DType::kF32, {1000});
     expect_identical(host(t), Tensor::host(DType::kF32, {1000}));
     const Tensor ones = testing::f32_tensor({1000}, std::vector<float>(1000, 1.0f));
-    backend().upload(t, ones.raw(), ones.nbytes());  // dirty it before it returns to the cache
+    backend().upload(t, ones.materialize(),
+                     ones.nbytes());  // dirty it before it returns to the cache
   }
 }
 

@@ -1,6 +1,8 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
+#include "core/backend_plugin_abi.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
 
@@ -28,9 +30,10 @@ TEST(BackendPlugin, APluginBackendRunsAModelLikeTheBuiltInOne) {
 TEST(BackendPlugin, AnotherAbiVersionIsRefusedNamingBothVersions) {
   const CommandResult r = baton_with_plugins("run -m x.gguf --backend testoldabi");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.out.find("was built for backend ABI version 1001 but this Baton uses version 1"),
-            std::string::npos)
-      << r.out;
+  const std::string expected = "was built for backend ABI version 1 but this Baton uses version " +
+                               std::to_string(kBackendAbiVersion) + "; rebuild the plugin";
+  EXPECT_NE(r.out.find(expected), std::string::npos) << r.out;
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << "one line: " << r.out;
 }
 
 TEST(BackendPlugin, AMissingDeviceGivesTheProbesReason) {

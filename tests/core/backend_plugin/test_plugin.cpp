@@ -1,6 +1,7 @@
 // A backend plugin for the loader's tests, built in three variants from this one source:
 // BATON_TEST_PLUGIN_GOOD serves the CPU backend through the plugin interface, _OLD_ABI claims
-// another ABI version, _NO_DEVICE reports that its device is missing.
+// ABI version 1 (a plugin built before Buffer gained methods), _NO_DEVICE reports that its
+// device is missing.
 
 #include "baton/error.h"
 #include "core/backend_plugin_abi.h"
@@ -13,7 +14,8 @@ constexpr const char* kName = "testgood";
 constexpr uint32_t kAbi = baton::kBackendAbiVersion;
 #elif defined(BATON_TEST_PLUGIN_OLD_ABI)
 constexpr const char* kName = "testoldabi";
-constexpr uint32_t kAbi = baton::kBackendAbiVersion + 1000;
+constexpr uint32_t kAbi = 1;
+static_assert(kAbi != baton::kBackendAbiVersion);
 #else
 constexpr const char* kName = "testnodevice";
 constexpr uint32_t kAbi = baton::kBackendAbiVersion;

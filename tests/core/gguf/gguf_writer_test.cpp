@@ -144,7 +144,8 @@ TEST_P(GgufWriterVersions, RoundTripsTensorBytesExactlyAtEachAlignment) {
       const Tensor tensor = file.tensor(info.name);
       EXPECT_EQ(tensor.dtype(), cases[i].dtype);
       ASSERT_EQ(tensor.nbytes(), contents[i].size());
-      EXPECT_EQ(std::memcmp(tensor.raw(), contents[i].data(), contents[i].size()), 0) << info.name;
+      EXPECT_EQ(std::memcmp(tensor.materialize(), contents[i].data(), contents[i].size()), 0)
+          << info.name;
     }
   }
 }
@@ -277,7 +278,7 @@ TEST(GgufWriter, RoundTripsBatonTypesWithRowHeaders) {
   EXPECT_EQ(t.dtype(), DType::kI8Row);
   EXPECT_EQ(t.row_bytes(), 68u);
   ASSERT_EQ(t.nbytes(), data.size());
-  EXPECT_EQ(std::memcmp(t.raw(), data.data(), data.size()), 0);
+  EXPECT_EQ(std::memcmp(t.materialize(), data.data(), data.size()), 0);
 }
 
 TEST(GgufWriter, RejectsInvalidMetadataNamingTheKey) {
@@ -372,10 +373,11 @@ TEST(GgufWriter, FilledTensorsAreMadeDuringWriteInFileOrder) {
 
   const GgufFile file = GgufFile::open(dir.file("filled.gguf"));
   const Tensor q8 = file.tensor("filled_q8");
-  for (size_t i = 0; i < q8.nbytes(); ++i) ASSERT_EQ(q8.raw()[i], static_cast<std::byte>(i));
-  EXPECT_EQ(std::memcmp(file.tensor("held").raw(), held.data(), held.size()), 0);
+  for (size_t i = 0; i < q8.nbytes(); ++i)
+    ASSERT_EQ(q8.materialize()[i], static_cast<std::byte>(i));
+  EXPECT_EQ(std::memcmp(file.tensor("held").materialize(), held.data(), held.size()), 0);
   const Tensor f32 = file.tensor("filled_f32");
-  for (size_t i = 0; i < f32.nbytes(); ++i) ASSERT_EQ(f32.raw()[i], std::byte{0xab});
+  for (size_t i = 0; i < f32.nbytes(); ++i) ASSERT_EQ(f32.materialize()[i], std::byte{0xab});
 }
 
 TEST(GgufWriter, WritingIntoAMissingDirectoryIsAnIoError) {

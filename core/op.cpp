@@ -1,4 +1,4 @@
-#include "ops/op.h"
+#include "core/op.h"
 
 #include <string>
 

@@ -8,8 +8,8 @@
 #include <limits>
 
 #include "core/half.h"
-#include "ops/quantize.h"
-#include "ops/quantize_detail.h"
+#include "core/quantize/quantize.h"
+#include "core/quantize/quantize_detail.h"
 
 namespace baton {
 namespace {

@@ -1,4 +1,4 @@
-#include "ops/quantize.h"
+#include "core/quantize/quantize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,7 +8,7 @@
 #include "baton/error.h"
 #include "core/fp8.h"
 #include "core/half.h"
-#include "ops/quantize_detail.h"
+#include "core/quantize/quantize_detail.h"
 
 namespace baton {
 

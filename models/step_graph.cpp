@@ -1,0 +1,82 @@
+#include "models/step_graph.h"
+
+#include <cmath>
+
+#include "baton/error.h"
+
+namespace baton {
+
+StepGraph::StepGraph(Graph& graph, Backend& backend, const ModelConfig& config,
+                     const StepInput& input, const KvTensors& kv)
+    : graph_(graph), backend_(backend), config_(config), input_(input), kv_(kv) {
+  if (input.tokens.empty() || !input.layout ||
+      input.layout->token_pos.size() != input.tokens.size()) {
+    throw Error(ErrorCategory::kInvalidArgument, "a step needs tokens and a layout for each");
+  }
+  for (int32_t id : input.tokens) {
+    if (id < 0 || id >= config.n_vocab) {
+      throw Error(ErrorCategory::kInvalidArgument, "token id " + std::to_string(id) +
+                                                       " is outside the vocabulary of " +
+                                                       std::to_string(config.n_vocab));
+    }
+  }
+  ids_ = host_i32(input.tokens);
+  positions_ = host_i32(input.layout->token_pos);
+}
+
+Tensor StepGraph::host_i32(const std::vector<int32_t>& values) const {
+  Tensor t = backend_.allocate_tensor(DType::kI32, {static_cast<int64_t>(values.size())});
+  backend_.upload(t, values.data(), values.size() * sizeof(int32_t));
+  return t;
+}
+
+Tensor StepGraph::embed(const Tensor& table, const std::string& name) {
+  return graph_.embedding(table, ids_, name);
+}
+
+Tensor StepGraph::linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                         const std::string& name) {
+  const Tensor out = graph_.matmul(x, weight, name);
+  return bias ? graph_.add(out, *bias, name + "_bias") : out;
+}
+
+Tensor StepGraph::norm(const Tensor& x, const Tensor& weight, const std::string& name) {
+  return graph_.rms_norm(x, weight, config_.rms_eps, name);
+}
+
+Tensor StepGraph::split_heads(const Tensor& x, int32_t heads) const {
+  return x.reshape({x.dim(0), heads, config_.head_dim});
+}
+
+Tensor StepGraph::rope(const Tensor& x, const std::string& name) {
+  return graph_.rope(x, positions_, config_.rope, name);
+}
+
+Tensor StepGraph::attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
+                            const std::string& prefix) {
+  graph_.kv_write(k, v, kv_.keys[layer], kv_.values[layer], input_.layout, prefix + "kv_write");
+  AttentionParams params;
+  params.scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  params.batch = input_.layout;
+  const Tensor out =
+      graph_.attention(q, kv_.keys[layer], kv_.values[layer], params, prefix + "attention");
+  return out.reshape({q.dim(0), int64_t{config_.n_head} * config_.head_dim});
+}
+
+Tensor StepGraph::swiglu_ffn(const Tensor& x, const GatedFfnWeights& w, const std::string& prefix) {
+  const Tensor gate = linear(x, w.gate, std::nullopt, prefix + "ffn_gate");
+  const Tensor up = linear(x, w.up, std::nullopt, prefix + "ffn_up");
+  return linear(graph_.swiglu(gate, up, prefix + "swiglu"), w.down, std::nullopt,
+                prefix + "ffn_down");
+}
+
+Tensor StepGraph::add(const Tensor& a, const Tensor& b, const std::string& name) {
+  return graph_.add(a, b, name);
+}
+
+Tensor StepGraph::logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output) {
+  const Tensor rows = graph_.get_rows(x, host_i32(input_.logit_rows), "logit_rows");
+  return linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt, "output");
+}
+
+}  // namespace baton

@@ -1,0 +1,64 @@
+#pragma once
+
+// The blocks every model family composes into one step's graph, in the manner of llama.cpp's
+// graph context: embedding, RMSNorm, rotary embedding, attention over the paged KV cache, gated
+// feed-forward, logits. Every weight matmul goes through linear(): the one place where
+// tensor-parallel splits and LoRA adapters hook in.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "core/backend.h"
+#include "core/graph.h"
+#include "models/model.h"
+
+namespace baton {
+
+// The three matrices of a gated feed-forward: down · (act(gate · x) ⊙ up · x).
+struct GatedFfnWeights {
+  Tensor gate, up, down;
+};
+
+class StepGraph {
+ public:
+  // Checks the step's tokens against config.n_vocab (Error(kInvalidArgument) otherwise) and puts
+  // its token ids and positions on `backend`.
+  StepGraph(Graph& graph, Backend& backend, const ModelConfig& config, const StepInput& input,
+            const KvTensors& kv);
+
+  // The rows of `table` [n_vocab, n_embd] for the step's tokens.
+  Tensor embed(const Tensor& table, const std::string& name);
+  // x · weightᵀ, plus `bias` when given (a node of its own, "<name>_bias").
+  Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                const std::string& name);
+  Tensor norm(const Tensor& x, const Tensor& weight, const std::string& name);
+  // [n, heads * head_dim] seen as [n, heads, head_dim].
+  Tensor split_heads(const Tensor& x, int32_t heads) const;
+  // Rotary embedding of [n, heads, head_dim] at the step's positions, as config.rope says.
+  Tensor rope(const Tensor& x, const std::string& name);
+  // Writes k and v ([n, n_head_kv, head_dim]) into `layer`'s cache, then causal attention of q
+  // ([n, n_head, head_dim]) over everything its sequence has cached: [n, n_head * head_dim].
+  // Node names "<prefix>kv_write" and "<prefix>attention".
+  Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
+                   const std::string& prefix);
+  // SwiGLU: down · (silu(gate · x) ⊙ up · x), nodes "<prefix>ffn_gate", "ffn_up", "swiglu",
+  // "ffn_down".
+  Tensor swiglu_ffn(const Tensor& x, const GatedFfnWeights& w, const std::string& prefix);
+  Tensor add(const Tensor& a, const Tensor& b, const std::string& name);
+  // Keeps only the rows that need logits, then the final norm and the vocabulary projection:
+  // [logit_rows, n_vocab].
+  Tensor logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output);
+
+ private:
+  Tensor host_i32(const std::vector<int32_t>& values) const;
+
+  Graph& graph_;
+  Backend& backend_;
+  const ModelConfig& config_;
+  const StepInput& input_;
+  const KvTensors& kv_;
+  Tensor ids_, positions_;
+};
+
+}  // namespace baton

@@ -1,0 +1,41 @@
+#include "models/weight_loader.h"
+
+#include "baton/error.h"
+
+namespace baton {
+
+Tensor WeightLoader::get(const std::string& name, const Shape& expected) const {
+  const Tensor t = file_.tensor(name);
+  if (t.shape() != expected) {
+    throw Error(ErrorCategory::kInvalidModel, file_.path().filename().string() + ": tensor '" +
+                                                  name + "' has shape " + to_string(t.shape()) +
+                                                  ", expected " + to_string(expected));
+  }
+  return backend_.import_tensor(t);
+}
+
+Tensor WeightLoader::get_f32(const std::string& name, const Shape& expected) const {
+  const Tensor t = get(name, expected);
+  if (t.dtype() != DType::kF32) {
+    throw Error(ErrorCategory::kUnsupported,
+                file_.path().filename().string() + ": tensor '" + name + "' is " +
+                    std::string(to_string(t.dtype())) + "; norms and biases must be f32");
+  }
+  return t;
+}
+
+std::optional<Tensor> WeightLoader::find_f32(const std::string& name, const Shape& expected) const {
+  if (!file_.find_tensor(name)) return std::nullopt;
+  return get_f32(name, expected);
+}
+
+Shape WeightLoader::shape_2d(const std::string& name) const {
+  const gguf::TensorInfo* info = file_.find_tensor(name);
+  if (!info || info->shape.size() != 2) {
+    throw Error(ErrorCategory::kInvalidModel,
+                file_.path().filename().string() + ": missing 2-D tensor '" + name + "'");
+  }
+  return info->shape;
+}
+
+}  // namespace baton

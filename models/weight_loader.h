@@ -1,0 +1,33 @@
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "core/backend.h"
+#include "core/gguf/gguf_file.h"
+
+namespace baton {
+
+// Looks tensors up by their llama.cpp names and checks their shapes against the config, so a
+// bad file fails at load with the tensor's name rather than later inside a kernel.
+class WeightLoader {
+ public:
+  WeightLoader(const gguf::GgufFile& file, Backend& backend) : file_(file), backend_(backend) {}
+
+  // The tensor on the backend; Error(kInvalidModel) naming it when absent or misshapen.
+  Tensor get(const std::string& name, const Shape& expected) const;
+  // As get(), and Error(kUnsupported) unless it is f32 (norms and biases).
+  Tensor get_f32(const std::string& name, const Shape& expected) const;
+  // get_f32() when the file has the tensor, nullopt otherwise.
+  std::optional<Tensor> find_f32(const std::string& name, const Shape& expected) const;
+  // A tensor the file must hold as 2-D: its shape, to size the model by.
+  Shape shape_2d(const std::string& name) const;
+
+  const gguf::GgufFile& file() const { return file_; }
+
+ private:
+  const gguf::GgufFile& file_;
+  Backend& backend_;
+};
+
+}  // namespace baton

@@ -1,0 +1,56 @@
+"""scripts/check_layers.py on made-up trees: an include that points down passes, each kind of
+wrong-way include fails naming the file, the line and both layers."""
+import os
+import subprocess
+import sys
+import tempfile
+
+CHECKER = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "check_layers.py")
+
+
+def run(files):
+    with tempfile.TemporaryDirectory(prefix="baton-layers-") as root:
+        for path, text in files.items():
+            os.makedirs(os.path.join(root, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(root, path), "w") as f:
+                f.write(text)
+        result = subprocess.run([sys.executable, CHECKER, root], capture_output=True, text=True)
+        return result.returncode, result.stdout
+
+
+def expect(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def main():
+    downward = {
+        "core/tensor.h": '#include "core/dtype.h"\n',
+        "models/llama.cpp": '#include "core/graph.h"\n#include "core/gguf/gguf_file.h"\n',
+        "core/engine/engine.h": '#include "baton/generation.h"\n#include "models/model.h"\n',
+        "core/llm/llm.cpp": '#include "baton/llm.h"\n#include "core/engine/engine.h"\n',
+        "backends/cpu/cpu.cpp": '#include "core/quantize/quantize.h"\n#include "core/graph.h"\n',
+        "tools/cmd.cpp": '#include "backends/cpu/cpu.h"\n#include "core/llm/llm.h"\n',
+    }
+    code, out = run(downward)
+    expect(code == 0, "downward includes were refused:\n" + out)
+
+    upward = {
+        "core/graph.h": ("core/engine/engine.h", "runtime", "serving"),
+        "core/engine/engine.h": ("baton/llm.h", "serving", "facade"),
+        "models/model.h": ("core/kv_cache/paged_kv_cache.h", "models", "serving"),
+        "ops/reference/attention_ops.cpp": ("models/model.h", "reference", "models"),
+        "backends/cpu/cpu.cpp": ("ops/reference.h", "backend", "reference"),
+        "core/tokenizer/tokenizer.cpp": ("backends/cpu/cpu.h", "formats", "backend"),
+    }
+    for path, (included, own, other) in upward.items():
+        code, out = run({path: '#include <vector>\n\n#include "%s"\n' % included})
+        expect(code == 1, "%s including %s was accepted:\n%s" % (path, included, out))
+        expected = '%s:3: %s (%s) includes %s (%s)' % (path, path, own, included, other)
+        expect(expected in out, "expected %r in:\n%s" % (expected, out))
+    print("check_layers.py: %d downward includes pass, %d wrong-way includes fail"
+          % (len(downward), len(upward)))
+
+
+if __name__ == "__main__":
+    main()
