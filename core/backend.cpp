@@ -9,7 +9,7 @@ Tensor Backend::allocate_tensor(DType dtype, Shape shape) {
 
 Tensor Backend::import_tensor(const Tensor& host) {
   Tensor device = allocate_tensor(host.dtype(), host.shape());
-  upload(device, host.raw(), host.nbytes());
+  upload(device, host.materialize(), host.nbytes());
   return device;
 }
 

@@ -44,10 +44,15 @@ class Tensor {
 
   const std::shared_ptr<Buffer>& buffer() const { return buffer_; }
   size_t offset() const { return offset_; }
-  std::byte* raw() const { return buffer_->data() + offset_; }
+  // The tensor's first byte. Named for what the first call may do: a buffer that takes its
+  // memory at first use (the CPU backend's pooled activations) takes it here, zero-filled, even
+  // through a const Tensor. Taking it earlier would hold all of a graph's activations at once,
+  // so the behaviour stays and the name says it. A caller that writes every byte before reading
+  // any skips the fill with buffer()->data_for_overwrite(). data<T>() and span<T>() come here.
+  std::byte* materialize() const { return buffer_->data() + offset_; }
   template <typename T>
   T* data() const {
-    return reinterpret_cast<T*>(raw());
+    return reinterpret_cast<T*>(materialize());
   }
   template <typename T>
   std::span<T> span() const {

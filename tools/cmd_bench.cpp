@@ -178,43 +178,40 @@ int run_serve_offline(const BenchFlags& f) {
   return 0;
 }
 
-int run_bench(const BenchFlags& f) {
-  if (f.serve_offline) return run_serve_offline(f);
-  const int32_t threads = f.options.threads > 0
-                              ? f.options.threads
-                              : static_cast<int32_t>(std::thread::hardware_concurrency());
-  if (f.options.model.empty()) {
-    if (!f.roofline) throw Error(ErrorCategory::kInvalidArgument, "give -m MODEL or --roofline");
-    const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
-                                    DType::kQ4_0};
-    const Roofline r = measure_roofline(
-        f, ReadBandwidthProbe(f.roofline_mib << 20, f.options.threads), all, !f.json);
-    if (f.json) {
-      nlohmann::json out = nlohmann::json::array();
-      out.push_back({{"test", "read_bandwidth"},
-                     {"threads", threads},
-                     {"gbps", r.read_bytes_per_second / 1e9}});
-      for (const auto& [t, flops] : r.matmul_flops) {
-        out.push_back({{"test", "matmul_" + std::string(to_string(t))},
-                       {"threads", threads},
-                       {"shape", f.roofline_gemm},
-                       {"gflops", flops / 1e9}});
-      }
-      std::cout << out.dump(2) << "\n";
-    }
-    return 0;
-  }
+int32_t thread_count(const BenchFlags& f) {
+  return f.options.threads > 0 ? f.options.threads
+                               : static_cast<int32_t>(std::thread::hardware_concurrency());
+}
 
-  // Made before the model, so its buffer is resident through every figure of peak RSS and can
-  // be taken off it.
-  std::optional<ReadBandwidthProbe> probe;
-  if (f.roofline) probe.emplace(f.roofline_mib << 20, f.options.threads);
-  Benchmark bench(f.options);
+// --roofline without a model: the host's read bandwidth and matmul peak for each weight type.
+int run_host_roofline(const BenchFlags& f) {
+  const std::vector<DType> all = {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0,
+                                  DType::kQ4_0};
+  const Roofline r = measure_roofline(
+      f, ReadBandwidthProbe(f.roofline_mib << 20, f.options.threads), all, !f.json);
+  if (!f.json) return 0;
+  const int32_t threads = thread_count(f);
+  nlohmann::json out = nlohmann::json::array();
+  out.push_back(
+      {{"test", "read_bandwidth"}, {"threads", threads}, {"gbps", r.read_bytes_per_second / 1e9}});
+  for (const auto& [t, flops] : r.matmul_flops) {
+    out.push_back({{"test", "matmul_" + std::string(to_string(t))},
+                   {"threads", threads},
+                   {"shape", f.roofline_gemm},
+                   {"gflops", flops / 1e9}});
+  }
+  std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+// The pp runs (-p), then the tg runs (-n). With a probe, each tg run is held against the read
+// bandwidth of its own moment, measured just before it.
+std::vector<BenchResult> run_tests(Benchmark& bench, const BenchFlags& f,
+                                   const std::optional<ReadBandwidthProbe>& probe) {
   std::vector<BenchResult> results;
-  auto run = [&](BenchKind kind, const std::vector<int32_t>& lengths) {
+  const auto run = [&](BenchKind kind, const std::vector<int32_t>& lengths) {
     for (int32_t n : lengths) {
       if (n == 0) continue;  // -p 0 / -n 0 skips that kind, as in llama-bench
-      // Decode is held against the bandwidth of its own moment: measured before each run.
       std::vector<double> bandwidth;
       std::function<void()> measure_bandwidth;
       if (probe && kind == BenchKind::kGeneration) {
@@ -228,36 +225,73 @@ int run_bench(const BenchFlags& f) {
   };
   run(BenchKind::kPrompt, f.prompt);
   run(BenchKind::kGeneration, f.generate);
+  return results;
+}
+
+// What a model's bench measured, for either output format.
+struct BenchReport {
+  const Benchmark& bench;
+  int32_t threads;
+  std::vector<BenchResult> results;
+  const Roofline* roofline;  // with --roofline
+  uint64_t peak_rss;
+  std::string kernel;  // see cpu_kernel
+};
+
+void print_json(const BenchReport& report) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const BenchResult& result : report.results) {
+    out.push_back(
+        result_json(report.bench, report.threads, result, report.roofline, report.peak_rss));
+    if (!report.kernel.empty()) out.back()["kernel"] = report.kernel;
+  }
+  std::cout << out.dump(2) << "\n";
+}
+
+void print_text(const BenchReport& report) {
+  print_table(report.bench, report.threads, report.results, report.roofline);
+  const bool any_tg =
+      std::any_of(report.results.begin(), report.results.end(),
+                  [](const BenchResult& b) { return b.kind == BenchKind::kGeneration; });
+  if (report.roofline && any_tg) {
+    std::printf(
+        "tg roofline: each run against the read bandwidth measured just before it; "
+        "the median of those fractions, and of those bandwidths\n");
+  }
+  std::printf("peak RSS: %.1f MiB\n", report.peak_rss / 1048576.0);
+  if (!report.kernel.empty()) {
+    std::printf("%s matmul: %s\n", std::string(to_string(report.bench.cost().weight_type)).c_str(),
+                report.kernel.c_str());
+  }
+}
+
+// pp/tg throughput of a model, with --roofline as fractions of the host's peaks.
+int run_model_bench(const BenchFlags& f) {
+  // Made before the model, so its buffer is resident through every figure of peak RSS and can
+  // be taken off it.
+  std::optional<ReadBandwidthProbe> probe;
+  if (f.roofline) probe.emplace(f.roofline_mib << 20, f.options.threads);
+  Benchmark bench(f.options);
+  std::vector<BenchResult> results = run_tests(bench, f, probe);
   const uint64_t probe_bytes = probe ? probe->bytes() : 0;
   const uint64_t peak_rss = std::max(peak_rss_bytes(), probe_bytes) - probe_bytes;
   std::optional<Roofline> roofline;
   if (probe) roofline = measure_roofline(f, *probe, {bench.cost().weight_type}, !f.json);
-  const Roofline* r = roofline ? &*roofline : nullptr;
-  const std::string kernel = cpu_kernel(bench, f);
-  if (f.json) {
-    nlohmann::json out = nlohmann::json::array();
-    for (const BenchResult& result : results) {
-      out.push_back(result_json(bench, threads, result, r, peak_rss));
-      if (!kernel.empty()) out.back()["kernel"] = kernel;
-    }
-    std::cout << out.dump(2) << "\n";
-  } else {
-    print_table(bench, threads, results, r);
-    const bool any_tg = std::any_of(results.begin(), results.end(), [](const BenchResult& b) {
-      return b.kind == BenchKind::kGeneration;
-    });
-    if (r && any_tg) {
-      std::printf(
-          "tg roofline: each run against the read bandwidth measured just before it; "
-          "the median of those fractions, and of those bandwidths\n");
-    }
-    std::printf("peak RSS: %.1f MiB\n", peak_rss / 1048576.0);
-    if (!kernel.empty()) {
-      std::printf("%s matmul: %s\n", std::string(to_string(bench.cost().weight_type)).c_str(),
-                  kernel.c_str());
-    }
-  }
+  const BenchReport report{.bench = bench,
+                           .threads = thread_count(f),
+                           .results = std::move(results),
+                           .roofline = roofline ? &*roofline : nullptr,
+                           .peak_rss = peak_rss,
+                           .kernel = cpu_kernel(bench, f)};
+  f.json ? print_json(report) : print_text(report);
   return 0;
+}
+
+int run_bench(const BenchFlags& f) {
+  if (f.serve_offline) return run_serve_offline(f);
+  if (!f.options.model.empty()) return run_model_bench(f);
+  if (!f.roofline) throw Error(ErrorCategory::kInvalidArgument, "give -m MODEL or --roofline");
+  return run_host_roofline(f);
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ void embedding(const Context& ctx, const Tensor& table, const Tensor& ids, const
     using Row = decltype(row);
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
     for (int64_t i = 0; i < n; ++i) {
-      decode_row<Row>(table.raw() + row_bytes * static_cast<size_t>(id[i]), dim,
+      decode_row<Row>(table.materialize() + row_bytes * static_cast<size_t>(id[i]), dim,
                       out.data<float>() + i * dim);
     }
   });

@@ -118,10 +118,10 @@ void execute(const Context& ctx, const Graph& graph) {
       for (size_t j = i; j <= last; ++j) {
         if (const Tensor& out = nodes[j].output; out.defined()) {
           const bool whole = out.offset() == 0 && out.nbytes() == out.buffer()->size();
-          whole ? out.buffer()->data_for_overwrite() : out.raw();
+          whole ? out.buffer()->data_for_overwrite() : out.materialize();
         }
         for (const Tensor& in : nodes[j].inputs) {
-          if (in.defined()) in.raw();
+          if (in.defined()) in.materialize();
         }
       }
       if (fusion == Fusion::kNone) {

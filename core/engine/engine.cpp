@@ -1,7 +1,6 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
-#include <tuple>
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
@@ -209,16 +208,16 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 }
 
 std::vector<SequenceUpdate> Engine::step() {
-  StepPlan plan = scheduler_.schedule();
-  std::vector<SequenceUpdate> updates;
-  for (const Sequence* preempted : plan.preempted) {
-    // A recomputed beam reports its candidates again when its logits come back.
-    requests_.at(preempted->id)->beam_candidates.erase(preempted);
-  }
-  for (const auto& [source, destination] : plan.block_copies) {
-    cache_.copy_block(source, destination, backend_);
-  }
+  const StepPlan plan = scheduler_.schedule();
+  const StepInput batch = build_batch(plan);
+  const std::vector<float> logits = run_batch(plan, batch);
+  const RequestStarts starts = record_progress(plan);
+  std::vector<SequenceUpdate> updates = consume_logits(plan, logits);
+  add_request_metrics(starts, updates);
+  return updates;
+}
 
+StepInput Engine::build_batch(const StepPlan& plan) const {
   auto layout = std::make_shared<PagedBatch>();
   layout->block_size = config_.block_size;
   StepInput input;
@@ -235,15 +234,27 @@ std::vector<SequenceUpdate> Engine::step() {
       input.logit_rows.push_back(static_cast<int32_t>(input.tokens.size()) - 1);
   }
   input.layout = std::move(layout);
-  const std::vector<float> logits =
-      input.logit_rows.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, input);
-  if (!plan.chunks.empty()) ++counters_.steps;
-  counters_.computed_tokens += static_cast<int64_t>(input.tokens.size());
+  return input;
+}
 
-  // Bookkeeping first: handling logits may fork or end sequences of the same request.
-  std::vector<Sequence*> with_logits;
-  // Each stepped request's metrics, copied because finishing requests are erased below.
-  std::map<uint64_t, std::pair<std::chrono::steady_clock::time_point, int32_t>> stepped;
+std::vector<float> Engine::run_batch(const StepPlan& plan, const StepInput& batch) {
+  for (const auto& [source, destination] : plan.block_copies) {
+    cache_.copy_block(source, destination, backend_);
+  }
+  const std::vector<float> logits =
+      batch.logit_rows.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, batch);
+  if (!plan.chunks.empty()) ++counters_.steps;
+  counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());
+  return logits;
+}
+
+// Before the logits are handled: that may fork or end sequences of the same request.
+Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
+  for (const Sequence* preempted : plan.preempted) {
+    // A recomputed beam reports its candidates again when its logits come back.
+    requests_.at(preempted->id)->beam_candidates.erase(preempted);
+  }
+  RequestStarts starts;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Sequence& s = *chunk.sequence;
     Request& request = *requests_.at(s.id);
@@ -251,11 +262,21 @@ std::vector<SequenceUpdate> Engine::step() {
       request.first_scheduled = std::chrono::steady_clock::now();
       request.cached_prompt_tokens = s.cached_prompt_tokens;
     }
-    stepped.emplace(s.id, std::pair(request.first_scheduled, request.cached_prompt_tokens));
+    starts.emplace(s.id, RequestStart{request.first_scheduled, request.cached_prompt_tokens});
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
-    if (chunk.needs_logits) with_logits.push_back(&s);
   }
+  return starts;
+}
+
+std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
+                                                   std::span<const float> logits) {
+  // The logit rows, in the order of the chunks that asked for them.
+  std::vector<Sequence*> with_logits;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    if (chunk.needs_logits) with_logits.push_back(chunk.sequence);
+  }
+  std::vector<SequenceUpdate> updates;
   const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
   for (size_t row = 0; row < with_logits.size(); ++row) {
     Sequence& s = *with_logits[row];
@@ -268,7 +289,7 @@ std::vector<SequenceUpdate> Engine::step() {
       drop(id);
       continue;
     }
-    const std::span<const float> row_logits(logits.data() + n_vocab * row, n_vocab);
+    const std::span<const float> row_logits = logits.subspan(n_vocab * row, n_vocab);
     if (request.params.use_beam_search) {
       advance_beams(request, s, row_logits, updates);
     } else {
@@ -281,12 +302,17 @@ std::vector<SequenceUpdate> Engine::step() {
     updates.push_back({.id = sequence->id, .finished = true, .error = reason});
     drop(sequence->id);
   }
+  return updates;
+}
+
+void Engine::add_request_metrics(const RequestStarts& starts,
+                                 std::vector<SequenceUpdate>& updates) {
   for (SequenceUpdate& update : updates) {
-    if (const auto it = stepped.find(update.id); it != stepped.end()) {
-      std::tie(update.first_scheduled, update.cached_prompt_tokens) = it->second;
+    if (const auto it = starts.find(update.id); it != starts.end()) {
+      update.first_scheduled = it->second.first_scheduled;
+      update.cached_prompt_tokens = it->second.cached_prompt_tokens;
     }
   }
-  return updates;
 }
 
 EngineCounters Engine::counters() const {

@@ -20,54 +20,83 @@ RequestOutput::Sample& RequestOutput::sample(int32_t index) {
   return it->second;
 }
 
+namespace {
+
+// Appends text to the completion and streams it: false when the callback wants no more.
+bool emit(Completion& out, const std::string& text, const TextCallback& on_text) {
+  out.text += text;
+  return !on_text || text.empty() || on_text(text);
+}
+
+}  // namespace
+
 void RequestOutput::apply(const SequenceUpdate& update, const AbortFn& abort,
                           const TextCallback& on_text) {
+  record_timing(update);
+  Sample& s = sample(update.sample);
+  if (s.state != SampleState::kStreaming) return;
+  if (!first_token_ && !update.new_tokens.empty()) first_token_ = last_update_;
+  for (size_t i = 0; i < update.new_tokens.size() && s.state == SampleState::kStreaming; ++i) {
+    take_token(s, update, i, abort, on_text);
+  }
+  s.out.cumulative_logprob = update.cumulative_logprob;
+  if (update.finished && s.state == SampleState::kStreaming) finish(s, update, on_text);
+}
+
+void RequestOutput::record_timing(const SequenceUpdate& update) {
   last_update_ = Clock::now();
   if (update.first_scheduled != Clock::time_point{} && !first_scheduled_) {
     first_scheduled_ = update.first_scheduled;
     cached_prompt_tokens_ = update.cached_prompt_tokens;
   }
-  Sample& s = sample(update.sample);
-  if (s.done) return;
-  if (!first_token_ && !update.new_tokens.empty()) first_token_ = last_update_;
-  // Appends text; a streaming callback that declines more ends the request.
-  auto emit = [&](const std::string& text) {
-    s.out.text += text;
-    if (on_text && !text.empty() && !on_text(text)) {
-      if (!update.finished) abort(update.id, kAllSamples);
-      s.out.finish_reason = FinishReason::kAborted;
-      s.done = true;
-    }
-  };
-  for (size_t i = 0; i < update.new_tokens.size() && !s.done; ++i) {
-    const int32_t token = update.new_tokens[i];
-    s.out.tokens.push_back(token);
-    if (i < update.logprobs.size()) s.out.logprobs.push_back(update.logprobs[i]);
-    // An end-of-generation token ends the text without being part of it.
-    const bool last = i + 1 == update.new_tokens.size();
-    if (last && update.finished && update.finish_reason == FinishReason::kStop) continue;
-    const StopMatcher::Result r = s.stops.push(s.detokenizer.push(token));
-    emit(r.text);
-    if (r.stop && !s.done) {
-      if (!(last && update.finished)) abort(update.id, update.sample);
-      s.out.finish_reason = FinishReason::kStop;
-      s.done = true;
-    }
+}
+
+void RequestOutput::take_token(Sample& s, const SequenceUpdate& update, size_t i,
+                               const AbortFn& abort, const TextCallback& on_text) {
+  const int32_t token = update.new_tokens[i];
+  s.out.tokens.push_back(token);
+  if (i < update.logprobs.size()) s.out.logprobs.push_back(update.logprobs[i]);
+  // The engine has already let go of a sample whose finishing token this is: no abort for it.
+  const bool engine_ends_here = update.finished && i + 1 == update.new_tokens.size();
+  // An end-of-generation token ends the text without being part of it.
+  if (engine_ends_here && update.finish_reason == FinishReason::kStop) return;
+  const StopMatcher::Result r = s.stops.push(s.detokenizer.push(token));
+  if (!emit(s.out, r.text, on_text)) {
+    if (!update.finished) abort(update.id, kAllSamples);
+    s.state = SampleState::kDeclined;
+  } else if (r.stop) {
+    if (!engine_ends_here) abort(update.id, update.sample);
+    s.state = SampleState::kStopString;
   }
-  s.out.cumulative_logprob = update.cumulative_logprob;
-  if (update.finished && !s.done) {
-    s.out.finish_reason = update.finish_reason;
-    s.done = true;
-    // The end of the text: release what was held back for UTF-8 or stop strings.
-    const StopMatcher::Result r = s.stops.push(s.detokenizer.flush());
-    emit(r.text + (r.stop ? "" : s.stops.flush()));
+}
+
+void RequestOutput::finish(Sample& s, const SequenceUpdate& update, const TextCallback& on_text) {
+  // The end of the text: release what was held back for UTF-8 or stop strings.
+  const StopMatcher::Result r = s.stops.push(s.detokenizer.flush());
+  const bool accepted = emit(s.out, r.text + (r.stop ? "" : s.stops.flush()), on_text);
+  s.state = accepted ? SampleState::kFinished : SampleState::kDeclined;
+  s.engine_reason = update.finish_reason;
+}
+
+FinishReason RequestOutput::finish_reason(const Sample& s) {
+  switch (s.state) {
+    case SampleState::kStopString:
+      return FinishReason::kStop;
+    case SampleState::kFinished:
+      return s.engine_reason;
+    case SampleState::kDeclined:
+    // A sample still streaming when the engine let go of it was aborted with its request.
+    case SampleState::kStreaming:
+      return FinishReason::kAborted;
   }
+  return FinishReason::kAborted;
 }
 
 bool RequestOutput::done() const {
   if (samples_.size() < static_cast<size_t>(reported_completions(params_))) return false;
-  return std::all_of(samples_.begin(), samples_.end(),
-                     [](const auto& entry) { return entry.second.done; });
+  return std::all_of(samples_.begin(), samples_.end(), [](const auto& entry) {
+    return entry.second.state != SampleState::kStreaming;
+  });
 }
 
 GenerationOutput RequestOutput::output(Clock::time_point start) {
@@ -76,8 +105,7 @@ GenerationOutput RequestOutput::output(Clock::time_point start) {
   for (auto& [index, s] : samples_) {
     output_tokens += s.out.tokens.size();
     longest = std::max(longest, s.out.tokens.size());
-    // A sample still open when the engine let go of it was aborted with its request.
-    if (!s.done) s.out.finish_reason = FinishReason::kAborted;
+    s.out.finish_reason = finish_reason(s);
     out.completions.push_back(std::move(s.out));
   }
   if (!params_.use_beam_search && out.completions.size() > static_cast<size_t>(params_.n)) {

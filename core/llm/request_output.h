@@ -36,13 +36,29 @@ class RequestOutput {
   GenerationOutput output(Clock::time_point start);
 
  private:
+  // A sample streams until the first of these events ends it, and that event names its finish
+  // reason. An ended sample ignores later updates: tokens the engine made before it heard.
+  enum class SampleState {
+    kStreaming,
+    kStopString,  // a stop string matched: kStop
+    kDeclined,    // the streaming callback wanted no more text: kAborted
+    kFinished,    // the engine ended it: the engine's reason
+  };
   struct Sample {
     Completion out;
     IncrementalDetokenizer detokenizer;
     StopMatcher stops;
-    bool done = false;
+    SampleState state = SampleState::kStreaming;
+    FinishReason engine_reason = FinishReason::kLength;  // when kFinished
   };
   Sample& sample(int32_t index);
+  void record_timing(const SequenceUpdate& update);
+  // Token `i` of `update`, in kStreaming; may end the sample.
+  void take_token(Sample& s, const SequenceUpdate& update, size_t i, const AbortFn& abort,
+                  const TextCallback& on_text);
+  // The engine ended a sample that was still streaming.
+  void finish(Sample& s, const SequenceUpdate& update, const TextCallback& on_text);
+  static FinishReason finish_reason(const Sample& s);
 
   const Tokenizer& tokenizer_;
   std::vector<int32_t> prompt_;

@@ -148,7 +148,7 @@ Tensor SafetensorsFile::tensor(std::string_view name) const {
   const std::byte* data = bytes_ + info->offset;
   if (reinterpret_cast<uintptr_t>(data) % traits(info->dtype).block_bytes != 0) {
     Tensor copy = Tensor::host(info->dtype, info->shape);
-    std::memcpy(copy.raw(), data, info->nbytes);
+    std::memcpy(copy.materialize(), data, info->nbytes);
     return copy;
   }
   // The mapping is read-only: the const_cast only satisfies Buffer's interface.

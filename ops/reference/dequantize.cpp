@@ -17,7 +17,7 @@ void dequantize_row(const Tensor& t, int64_t row, float* out) {
                 "row " + std::to_string(row) + " out of range for " + to_string(t.shape()));
   }
   const int64_t n = t.row_length();
-  const std::byte* src = t.raw() + t.row_bytes() * static_cast<size_t>(row);
+  const std::byte* src = t.materialize() + t.row_bytes() * static_cast<size_t>(row);
   switch (t.dtype()) {
     case DType::kF32: {
       const auto* p = reinterpret_cast<const float*>(src);

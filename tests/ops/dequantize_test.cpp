@@ -42,10 +42,10 @@ TEST(DequantizeRow, Q4_0LowNibblesFirstThenHighNibbles) {
 TEST(DequantizeRow, HalfAndBfloat16Rows) {
   Tensor f16 = Tensor::host(DType::kF16, {1, 3});
   const uint16_t f16_bits[] = {0x3C00, 0xC000, 0x3800};
-  std::memcpy(f16.raw(), f16_bits, sizeof(f16_bits));
+  std::memcpy(f16.materialize(), f16_bits, sizeof(f16_bits));
   Tensor bf16 = Tensor::host(DType::kBF16, {1, 3});
   const uint16_t bf16_bits[] = {0x3F80, 0xC000, 0x3F00};
-  std::memcpy(bf16.raw(), bf16_bits, sizeof(bf16_bits));
+  std::memcpy(bf16.materialize(), bf16_bits, sizeof(bf16_bits));
   for (const Tensor& t : {f16, bf16}) {
     std::vector<float> out(3);
     reference::dequantize_row(t, 0, out.data());

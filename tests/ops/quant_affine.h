@@ -45,7 +45,7 @@ inline void k4(const uint8_t* p, int s, int& scale, int& min) {
 
 inline std::vector<AffineElement> affine_elements(const Tensor& t, int64_t row) {
   const int64_t n = t.row_length();
-  const std::byte* p = t.raw() + t.row_bytes() * static_cast<size_t>(row);
+  const std::byte* p = t.materialize() + t.row_bytes() * static_cast<size_t>(row);
   std::vector<AffineElement> out(n);
   auto h = [](uint16_t v) { return double{fp16_to_fp32(v)}; };
   for (int64_t i = 0; i < n; ++i) {

@@ -140,7 +140,7 @@ struct FloatGemv {
 
   static void run(const Tensor& x, const Tensor& w, const Tensor& out, int threads) {
     const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
-    const std::byte* wp = w.raw();
+    const std::byte* wp = w.materialize();
     const size_t stride = w.row_bytes();
     const float* xp = x.data<const float>();
     float* op = out.data<float>();

@@ -53,7 +53,7 @@ template <typename Row>
 void matmul_rows(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out) {
   const int64_t n = x.dim(0), k = x.dim(1), m = w.dim(0);
   const size_t w_stride = w.row_bytes();
-  const std::byte* wp = w.raw();
+  const std::byte* wp = w.materialize();
   const float* xp = x.data<float>();
   float* op = out.data<float>();
   const int64_t chunks = (m + kColChunk - 1) / kColChunk;

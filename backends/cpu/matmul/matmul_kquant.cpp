@@ -62,7 +62,7 @@ void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const T
   const Kernels kernels = choose_kernels(isa, n);
   KQuantRows xq(n, k);
   const float* xp = x.data<float>();
-  const std::byte* wp = w.raw();
+  const std::byte* wp = w.materialize();
   const size_t w_stride = w.row_bytes();
   float* op = out.data<float>();
   const int64_t chunks = (m + kernels.chunk - 1) / kernels.chunk;

@@ -42,7 +42,7 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   const int32_t offset = weight_offset(w.dtype());
   QuantizedRows xq(n, k);
   const float* xp = x.data<float>();
-  const std::byte* wp = w.raw();
+  const std::byte* wp = w.materialize();
   const size_t w_stride = w.row_bytes();
   float* op = out.data<float>();
   const int64_t chunk = panels ? kPanelRows : kernels.chunk;

@@ -57,7 +57,7 @@ void pack(const Tensor& w, std::byte* out, int threads) {
 #pragma omp parallel for num_threads(threads) schedule(static)
   for (int64_t p = 0; p < panels; ++p) {
     for (int64_t b = 0; b < blocks; ++b) {
-      pack_block<Block>(w.raw(), w.row_bytes(), p * kPanelRows, rows, b,
+      pack_block<Block>(w.materialize(), w.row_bytes(), p * kPanelRows, rows, b,
                         out + static_cast<size_t>(p * blocks + b) * block_bytes);
     }
   }
@@ -89,7 +89,7 @@ const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
     return nullptr;
   }
   const std::lock_guard lock(impl_->mutex);
-  if (const auto it = impl_->panels.find(w.raw()); it != impl_->panels.end()) {
+  if (const auto it = impl_->panels.find(w.materialize()); it != impl_->panels.end()) {
     const Panels& p = it->second;
     if (!p.source.expired() && p.dtype == dtype && p.shape == w.shape()) return p.data.get();
   }
@@ -117,9 +117,9 @@ const std::byte* PanelWeights::find_or_add(const Tensor& w, int threads) {
   } else {
     pack<BlockQ8_0>(w, entry.data.get(), threads);
   }
-  w.buffer()->release_pages(static_cast<size_t>(w.raw() - w.buffer()->data()), w.nbytes());
+  w.buffer()->release_pages(static_cast<size_t>(w.materialize() - w.buffer()->data()), w.nbytes());
   impl_->bytes += bytes;
-  return impl_->panels.insert_or_assign(w.raw(), std::move(entry)).first->second.data.get();
+  return impl_->panels.insert_or_assign(w.materialize(), std::move(entry)).first->second.data.get();
 }
 
 size_t PanelWeights::bytes() const {

@@ -168,7 +168,7 @@ TEST(CpuGraph, DeclaredOutputsKeepTheirValuesWhileIntermediatesAreDiscarded) {
       if (!out.defined() || out.buffer() == probs.buffer() || out.buffer() == next.buffer()) {
         continue;
       }
-      held += std::any_of(out.raw(), out.raw() + out.nbytes(),
+      held += std::any_of(out.materialize(), out.materialize() + out.nbytes(),
                           [](std::byte b) { return b != std::byte{0}; });
     }
     memory_held.push_back(held);
@@ -196,7 +196,7 @@ TEST(CpuGraph, OutputsTakingDirtyPooledMemoryComeOutAsOnFreshMemory) {
       for (const Node& node : run.graph.nodes()) {
         if (!node.output.defined()) continue;
         garbage.push_back(run.backend->allocate_tensor(node.output.dtype(), node.output.shape()));
-        std::fill_n(garbage.back().raw(), garbage.back().nbytes(), std::byte{0xff});
+        std::fill_n(garbage.back().materialize(), garbage.back().nbytes(), std::byte{0xff});
       }
     }
     run.backend->execute(run.graph);

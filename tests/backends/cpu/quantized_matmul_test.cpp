@@ -170,7 +170,7 @@ TEST_P(PanelMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   expect_identical(direct, run_cpu([&](Graph& g) { return g.matmul(x, w); }));
   // The in-place kernels sum in another order, so equal bits here would not tell the paths apart.
   const Tensor in_place = run_cpu([&](Graph& g) { return g.matmul(x, w); }, false);
-  EXPECT_NE(std::memcmp(direct.raw(), in_place.raw(), direct.nbytes()), 0);
+  EXPECT_NE(std::memcmp(direct.materialize(), in_place.materialize(), direct.nbytes()), 0);
 }
 
 // The AVX2 and AVX-512 panel kernels read the same panels and scale each exact int32 block dot
@@ -203,7 +203,7 @@ TEST_P(QuantizedMatMul, ExtremeQuantsDoNotSaturate) {
     for (int64_t i = 0; i < n * k; ++i) x.data<float>()[i] = (i / 2) % 3 == 0 ? -2.0f : 2.0f;
     Tensor w = random_weight(dtype, {m, k}, 21);
     for (int64_t j = 0; j < m; ++j) {
-      std::byte* row = w.raw() + j * w.row_bytes();
+      std::byte* row = w.materialize() + j * w.row_bytes();
       for (int64_t b = 0; b < k / kBlock; ++b) {
         if (dtype == DType::kQ8_0) {
           auto* block = reinterpret_cast<BlockQ8_0*>(row) + b;

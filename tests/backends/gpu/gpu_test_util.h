@@ -47,7 +47,7 @@ inline Tensor to_device(Backend& backend, const Tensor& host) {
 }
 inline Tensor to_host(Backend& backend, const Tensor& device) {
   Tensor host = Tensor::host(device.dtype(), device.shape());
-  backend.download(host.raw(), device, host.nbytes());
+  backend.download(host.materialize(), device, host.nbytes());
   return host;
 }
 

@@ -35,8 +35,8 @@ bool opens_and_reads(const std::filesystem::path& path) {
     for (const TensorInfo& info : file.tensors()) {
       if (info.nbytes == 0 || !dtype_from_ggml_type(info.ggml_type)) continue;
       const Tensor tensor = file.tensor(info.name);
-      sink = sink + static_cast<unsigned>(tensor.raw()[0]) +
-             static_cast<unsigned>(tensor.raw()[tensor.nbytes() - 1]);
+      sink = sink + static_cast<unsigned>(tensor.materialize()[0]) +
+             static_cast<unsigned>(tensor.materialize()[tensor.nbytes() - 1]);
     }
     return true;
   } catch (const Error&) {

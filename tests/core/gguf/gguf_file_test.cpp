@@ -124,12 +124,12 @@ TEST(GgufFile, TensorBytesMatchTheLlama2cCheckpoint) {
     token_embd = file.tensor("token_embd.weight");
     const Tensor norm = file.tensor("blk.0.attn_norm.weight");
     EXPECT_EQ(norm.dtype(), DType::kF32);
-    EXPECT_EQ(std::memcmp(norm.raw(), attention_norm, 64 * 4), 0);
+    EXPECT_EQ(std::memcmp(norm.materialize(), attention_norm, 64 * 4), 0);
   }
   EXPECT_EQ(token_embd.dtype(), DType::kF32);
   EXPECT_EQ(token_embd.shape(), (Shape{512, 64}));
   EXPECT_TRUE(token_embd.buffer()->is_host());
-  EXPECT_EQ(std::memcmp(token_embd.raw(), embedding, kEmbeddingFloats * 4), 0);
+  EXPECT_EQ(std::memcmp(token_embd.materialize(), embedding, kEmbeddingFloats * 4), 0);
 }
 
 // A repacked weight gives its mapped pages back; they read back from the file unchanged.
@@ -138,10 +138,10 @@ TEST(GgufFile, ReleasedPagesOfATensorReadBackUnchanged) {
   const GgufFile file = GgufFile::open(demo_path());
   const Tensor token_embd = file.tensor("token_embd.weight");
   const std::byte* in_file = bytes.data() + file.data_offset();
-  ASSERT_EQ(std::memcmp(token_embd.raw(), in_file, token_embd.nbytes()), 0);
-  const auto offset = static_cast<size_t>(token_embd.raw() - token_embd.buffer()->data());
+  ASSERT_EQ(std::memcmp(token_embd.materialize(), in_file, token_embd.nbytes()), 0);
+  const auto offset = static_cast<size_t>(token_embd.materialize() - token_embd.buffer()->data());
   token_embd.buffer()->release_pages(offset, token_embd.nbytes());
-  EXPECT_EQ(std::memcmp(token_embd.raw(), in_file, token_embd.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(token_embd.materialize(), in_file, token_embd.nbytes()), 0);
 }
 
 TEST(GgufFile, GettersNameTheKeyWhenMissingOrOfAnotherType) {
