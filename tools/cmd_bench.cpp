@@ -10,10 +10,10 @@
 
 #include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
-#include "core/llm/benchmark.h"
-#include "core/llm/offline_throughput.h"
-#include "core/llm/roofline.h"
 #include "tools/commands.h"
+#include "tools/model_bench/benchmark.h"
+#include "tools/model_bench/offline_throughput.h"
+#include "tools/model_bench/roofline.h"
 #include "tools/model_flags.h"
 
 namespace baton::cli {

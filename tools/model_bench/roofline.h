@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "core/llm/benchmark.h"
+#include "tools/model_bench/benchmark.h"
 
 namespace baton {
 

@@ -1,4 +1,4 @@
-#include "core/llm/roofline.h"
+#include "tools/model_bench/roofline.h"
 
 #include <omp.h>
 

@@ -1,4 +1,4 @@
-#include "core/llm/benchmark.h"
+#include "tools/model_bench/benchmark.h"
 
 #include <sys/resource.h>
 

@@ -1,4 +1,4 @@
-#include "core/llm/offline_throughput.h"
+#include "tools/model_bench/offline_throughput.h"
 
 #include <chrono>
 #include <random>
