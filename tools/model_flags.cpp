@@ -9,10 +9,11 @@
 namespace baton::cli {
 
 void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype) {
+  // The library checks the name, so that "int8" and "fp8" (weight types) get an error saying
+  // which cache type was meant.
   cmd.add_option("--kv-cache-dtype", kv_cache_dtype,
-                 "KV cache element type: f32, f16, bf16, q8_0 (int8, a scale per 32 values), int8 "
-                 "(a scale per head) or fp8 (e4m3)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "int8", "fp8", "fp8_e4m3"}))
+                 "KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), "
+                 "int8_scaled (int8 with a scale per head row) or fp8_e4m3 (vLLM's fp8)")
       ->capture_default_str();
 }
 

@@ -48,26 +48,35 @@ size_t kv_bytes_per_token(const KvCacheShape& shape) {
 }
 
 DType parse_kv_cache_dtype(const std::string& name) {
-  if (name == "f32") return DType::kF32;
-  if (name == "f16") return DType::kF16;
-  if (name == "bf16") return DType::kBF16;
-  if (name == "q8_0") return DType::kQ8_0;
-  if (name == "int8") return DType::kI8Scaled;
-  if (name == "fp8" || name == "fp8_e4m3") return DType::kF8E4M3;
-  throw Error(ErrorCategory::kInvalidArgument,
-              "unknown KV cache dtype '" + name + "' (use f32, f16, bf16, q8_0, int8 or fp8)");
+  for (const DType dtype :
+       {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kI8Scaled, DType::kF8E4M3}) {
+    if (name == to_string(dtype)) return dtype;
+  }
+  // The weight types of these names are other formats; say which cache type was meant.
+  if (name == "int8") {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "'int8' is a weight type (a scale per weight row); the KV cache's int8 is "
+                "int8_scaled (a scale per head row)");
+  }
+  if (name == "fp8") {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "'fp8' is a weight type (e4m3 with a scale per weight row); the KV cache's fp8 "
+                "is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)");
+  }
+  throw Error(ErrorCategory::kInvalidArgument, "unknown KV cache dtype '" + name + "' (use " +
+                                                   std::string(kKvCacheDtypeNames) + ")");
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
   if (!is_kv_cache_dtype(dtype)) {
     throw Error(ErrorCategory::kInvalidArgument, "a KV cache cannot be " +
-                                                     std::string(to_string(dtype)) +
-                                                     " (use f32, f16, bf16, q8_0, int8 or fp8)");
+                                                     std::string(to_string(dtype)) + " (use " +
+                                                     std::string(kKvCacheDtypeNames) + ")");
   }
   if (dtype == DType::kQ8_0 && head_dim % kQK8_0 != 0) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "a q8_0 KV cache needs a head size that is a multiple of 32; this model's is " +
-                    std::to_string(head_dim) + " (use int8 or f16)");
+                    std::to_string(head_dim) + " (use int8_scaled or f16)");
   }
 }
 

@@ -24,8 +24,9 @@ struct LLMOptions {
   int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
   int32_t max_seqs = 64;            // sequences per engine step
   bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
-  // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8 (a scale
-  // per head row, any head size; until 2026-12 "int8" meant q8_0) or fp8 (e4m3)
+  // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8_scaled
+  // (a scale per head row, any head size) or fp8_e4m3 (vLLM's fp8). "int8" and "fp8" are weight
+  // types here and are refused.
   std::string kv_cache_dtype = "f32";
   // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
   // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.

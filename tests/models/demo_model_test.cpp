@@ -110,7 +110,7 @@ TEST(DemoModelKvCache, QuantizedCachesScoreTheContinuationAsF32Does) {
   };
   const std::vector<double> reference = scores("f32");
   const std::pair<std::string, double> kCaches[] = {
-      {"f16", 0.02}, {"bf16", 0.02}, {"q8_0", 0.02}, {"int8", 0.02}, {"fp8", 0.1}};
+      {"f16", 0.02}, {"bf16", 0.02}, {"q8_0", 0.02}, {"int8_scaled", 0.02}, {"fp8_e4m3", 0.1}};
   for (const auto& [dtype, tolerance] : kCaches) {
     const std::vector<double> got = scores(dtype);
     double worst = 0;

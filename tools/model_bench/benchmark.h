@@ -18,7 +18,7 @@ struct BenchOptions {
   std::string backend;                 // "" = the default backend
   int32_t threads = 0;                 // 0 = all cores
   uint64_t seed = 0;                   // random token ids
-  std::string kv_cache_dtype = "f32";  // f32, f16, bf16, q8_0, int8 or fp8
+  std::string kv_cache_dtype = "f32";  // as LLMOptions::kv_cache_dtype
   bool repack_weights = true;          // BackendOptions::prepack_weights
 };
 

@@ -38,18 +38,25 @@ TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
   EXPECT_EQ(parse_kv_cache_dtype("f16"), DType::kF16);
   EXPECT_EQ(parse_kv_cache_dtype("bf16"), DType::kBF16);
   EXPECT_EQ(parse_kv_cache_dtype("q8_0"), DType::kQ8_0);
-  EXPECT_EQ(parse_kv_cache_dtype("int8"), DType::kI8Scaled);
+  EXPECT_EQ(parse_kv_cache_dtype("int8_scaled"), DType::kI8Scaled);
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kI8Scaled, 8));  // a scale per head: any size
-  EXPECT_EQ(parse_kv_cache_dtype("fp8"), DType::kF8E4M3);
+  EXPECT_EQ(parse_kv_cache_dtype("fp8_e4m3"), DType::kF8E4M3);
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kF8E4M3, 7));  // one byte a value: any head size
-  try {
-    parse_kv_cache_dtype("int4");
-    ADD_FAILURE() << "int4 was accepted";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(
-                  "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0, int8 or fp8)"),
-              std::string::npos)
-        << e.what();
+  // One meaning per name: "int8" and "fp8" are weight types, refused pointing at the cache's.
+  const std::pair<const char*, const char*> refused[] = {
+      {"int4", "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0, int8_scaled or fp8_e4m3)"},
+      {"int8",
+       "'int8' is a weight type (a scale per weight row); the KV cache's int8 is "
+       "int8_scaled"},
+      {"fp8", "the KV cache's fp8 is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)"}};
+  for (const auto& [name, message] : refused) {
+    try {
+      parse_kv_cache_dtype(name);
+      ADD_FAILURE() << name << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
   }
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kQ8_0, 128));
   try {
