@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "core/tensor.h"
 #include "core/op.h"
+#include "core/tensor.h"
 
 namespace baton {
 

@@ -5,8 +5,8 @@
 // only data-dependent indices (ids, rows, block tables), before their parallel loops.
 
 #include "core/graph.h"
-#include "core/tensor.h"
 #include "core/op.h"
+#include "core/tensor.h"
 
 namespace baton::cpu {
 
