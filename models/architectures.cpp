@@ -4,6 +4,7 @@
 #include "baton/error.h"
 #include "models/llama.h"
 #include "models/model.h"
+#include "models/phi3.h"
 
 namespace baton {
 namespace {
@@ -16,6 +17,7 @@ const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> kLoaders = {
       {"llama",
        [](const gguf::GgufFile& f, Backend& b) { return load_llama(f, b, LlamaVariant{}); }},
+      {"phi3", load_phi3},
       {"qwen2",
        [](const gguf::GgufFile& f, Backend& b) {
          return load_llama(f, b, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});

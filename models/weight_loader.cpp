@@ -4,14 +4,27 @@
 
 namespace baton {
 
-Tensor WeightLoader::get(const std::string& name, const Shape& expected) const {
-  const Tensor t = file_.tensor(name);
+namespace {
+
+Tensor checked(const gguf::GgufFile& file, const std::string& name, const Shape& expected) {
+  const Tensor t = file.tensor(name);
   if (t.shape() != expected) {
-    throw Error(ErrorCategory::kInvalidModel, file_.path().filename().string() + ": tensor '" +
+    throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": tensor '" +
                                                   name + "' has shape " + to_string(t.shape()) +
                                                   ", expected " + to_string(expected));
   }
-  return backend_.import_tensor(t);
+  return t;
+}
+
+}  // namespace
+
+Tensor WeightLoader::get(const std::string& name, const Shape& expected) const {
+  return backend_.import_tensor(checked(file_, name, expected));
+}
+
+Tensor WeightLoader::get_rows(const std::string& name, const Shape& expected, int64_t first,
+                              int64_t count) const {
+  return backend_.import_tensor(checked(file_, name, expected).slice_rows(first, count));
 }
 
 Tensor WeightLoader::get_f32(const std::string& name, const Shape& expected) const {

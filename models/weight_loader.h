@@ -18,6 +18,10 @@ class WeightLoader {
   Tensor get(const std::string& name, const Shape& expected) const;
   // As get(), and Error(kUnsupported) unless it is f32 (norms and biases).
   Tensor get_f32(const std::string& name, const Shape& expected) const;
+  // Rows [first, first + count) of a tensor of shape `expected` that fuses several weights
+  // (phi3's attn_qkv), as a weight of its own.
+  Tensor get_rows(const std::string& name, const Shape& expected, int64_t first,
+                  int64_t count) const;
   // get_f32() when the file has the tensor, nullopt otherwise.
   std::optional<Tensor> find_f32(const std::string& name, const Shape& expected) const;
   // A tensor the file must hold as 2-D: its shape, to size the model by.

@@ -16,7 +16,9 @@
 namespace baton::testing {
 
 struct TinyModelSpec {
-  std::string architecture = "llama";  // "llama" (normal rope) or "qwen2" (neox rope, qkv bias)
+  // "llama" (normal rope), "qwen2" (neox rope, qkv bias) or "phi3" (neox rope, q/k/v fused into
+  // attn_qkv and gate/up into ffn_up in the file)
+  std::string architecture = "llama";
   int n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2, n_vocab = 300;
   bool tied_output = true;
   float rope_scaling_factor = 1.0f;  // linear scaling; 1 = none
@@ -87,7 +89,8 @@ class TinyModel {
     w.add_int32_array("tokenizer.ggml.token_type", types);
     w.add_uint32("tokenizer.ggml.bos_token_id", 1);
     w.add_uint32("tokenizer.ggml.eos_token_id", 2);
-    for (const auto& [name, t] : tensors_) {
+    const std::map<std::string, Weight> tensors = phi3() ? fused_phi3_tensors() : tensors_;
+    for (const auto& [name, t] : tensors) {
       if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
       w.add_tensor(name, t.shape, DType::kF32, std::as_bytes(std::span<const float>(t.values)));
     }
@@ -126,6 +129,29 @@ class TinyModel {
   };
 
   bool qwen2() const { return spec_.architecture == "qwen2"; }
+  bool phi3() const { return spec_.architecture == "phi3"; }
+  bool neox() const { return qwen2() || phi3(); }
+
+  // llama.cpp's phi3 layout: attn_qkv stacks q, k and v rows, ffn_up stacks gate and up rows.
+  std::map<std::string, Weight> fused_phi3_tensors() const {
+    std::map<std::string, Weight> out = tensors_;
+    const auto stack = [&](const std::string& fused, std::initializer_list<std::string> parts) {
+      Weight stacked{{0, spec_.n_embd}, {}};
+      for (const std::string& part : parts) {
+        const Weight& piece = out.at(part);
+        stacked.shape[0] += piece.shape[0];
+        stacked.values.insert(stacked.values.end(), piece.values.begin(), piece.values.end());
+        out.erase(part);
+      }
+      out[fused] = std::move(stacked);
+    };
+    for (int l = 0; l < spec_.n_layer; ++l) {
+      const std::string p = "blk." + std::to_string(l) + ".";
+      stack(p + "attn_qkv.weight", {p + "attn_q.weight", p + "attn_k.weight", p + "attn_v.weight"});
+      stack(p + "ffn_up.weight", {p + "ffn_gate.weight", p + "ffn_up.weight"});
+    }
+    return out;
+  }
   int head_dim() const { return spec_.n_embd / spec_.n_head; }
 
   void add(const std::string& name, Shape shape, float scale, float offset = 0.0f) {
@@ -165,8 +191,8 @@ class TinyModel {
       for (int i = 0; i < hd / 2; ++i) {
         const double theta =
             pos / double(spec_.rope_scaling_factor) * std::pow(10000.0, -2.0 * i / hd);
-        const int a = qwen2() ? h * hd + i : h * hd + 2 * i;
-        const int b = qwen2() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;
+        const int a = neox() ? h * hd + i : h * hd + 2 * i;
+        const int b = neox() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;
         const double x0 = x[a], x1 = x[b];
         x[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
         x[b] = x0 * std::sin(theta) + x1 * std::cos(theta);

@@ -42,7 +42,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"llama_gqa", {.architecture = "llama", .n_head_kv = 2}},
         Case{"llama_mha_untied", {.architecture = "llama", .n_head_kv = 4, .tied_output = false}},
         Case{"llama_rope_scaled", {.architecture = "llama", .rope_scaling_factor = 4.0f}},
-        Case{"qwen2_mqa", {.architecture = "qwen2", .n_head_kv = 1}}),
+        Case{"qwen2_mqa", {.architecture = "qwen2", .n_head_kv = 1}},
+        Case{"phi3_gqa_untied", {.architecture = "phi3", .tied_output = false}},
+        Case{"phi3_mha", {.architecture = "phi3", .n_head_kv = 4}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(TinyModelErrors, MissingTensorIsNamed) {
@@ -68,6 +70,20 @@ TEST(TinyModelErrors, Qwen2WithoutBiasesIsRejected) {
     FAIL() << "a qwen2 model without attn_k.bias loaded";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
+TEST(TinyModelErrors, Phi3WithoutItsFusedQkvNamesTheTensor) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("baton_tiny_noqkv_" + std::to_string(::getpid()) + ".gguf");
+  testing::TinyModel({.architecture = "phi3"}, 1).write(path, {"blk.1.attn_qkv.weight"});
+  try {
+    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
+    FAIL() << "a phi3 model without blk.1.attn_qkv.weight loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("blk.1.attn_qkv.weight"), std::string::npos) << e.what();
   }
   std::filesystem::remove(path);
 }
