@@ -1,6 +1,8 @@
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <array>
+#include <iterator>
 #include <string>
 
 #include "baton/error.h"
@@ -173,8 +175,18 @@ bool is_baton_weight_type(DType dtype) {
 }
 
 bool is_kv_cache_dtype(DType dtype) {
-  return dtype == DType::kF32 || dtype == DType::kF16 || dtype == DType::kBF16 ||
-         dtype == DType::kQ8_0 || dtype == DType::kF8E4M3 || dtype == DType::kI8Scaled;
+  return std::find(std::begin(kKvCacheDtypes), std::end(kKvCacheDtypes), dtype) !=
+         std::end(kKvCacheDtypes);
+}
+
+std::string kv_cache_dtype_names() {
+  std::string names;
+  const size_t count = std::size(kKvCacheDtypes);
+  for (size_t i = 0; i < count; ++i) {
+    if (i > 0) names += i + 1 == count ? " or " : ", ";
+    names += to_string(kKvCacheDtypes[i]);
+  }
+  return names;
 }
 
 size_t row_bytes(DType dtype, int64_t row_length) {

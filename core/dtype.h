@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace baton {
@@ -74,9 +75,13 @@ size_t row_bytes(DType dtype, int64_t row_length);
 bool is_quantized(DType dtype);
 // Baton's own weight types (kI8Row .. kF8Row).
 bool is_baton_weight_type(DType dtype);
-// The element types a KV cache may have: F32, F16, BF16, Q8_0, I8Scaled and F8E4M3. Here rather
-// than beside the cache, so that backends and reference kernels can check a cache tensor.
+// The element types a KV cache may have. Here rather than beside the cache, so that backends and
+// reference kernels can check a cache tensor.
+inline constexpr DType kKvCacheDtypes[] = {DType::kF32,  DType::kF16,      DType::kBF16,
+                                           DType::kQ8_0, DType::kI8Scaled, DType::kF8E4M3};
 bool is_kv_cache_dtype(DType dtype);
+// "f32, f16, bf16, q8_0, int8_scaled or fp8_e4m3": kKvCacheDtypes by name, for error messages.
+std::string kv_cache_dtype_names();
 
 // int4 geometry (kI4G32, kI4G128): elements per group sharing one scale, groups per block,
 // elements and bytes per block.

@@ -74,6 +74,23 @@ Tensor StepGraph::add(const Tensor& a, const Tensor& b, const std::string& name)
   return graph_.add(a, b, name);
 }
 
+Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
+                                 const std::string& prefix) {
+  const Tensor q =
+      rope(split_heads(linear(h, w.wq, w.bq, prefix + "q"), config_.n_head), prefix + "rope_q");
+  const Tensor k =
+      rope(split_heads(linear(h, w.wk, w.bk, prefix + "k"), config_.n_head_kv), prefix + "rope_k");
+  const Tensor v = split_heads(linear(h, w.wv, w.bv, prefix + "v"), config_.n_head_kv);
+  return linear(attention(q, k, v, layer, prefix), w.wo, std::nullopt, prefix + "attn_output");
+}
+
+Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer) {
+  const std::string p = "blk." + std::to_string(layer) + ".";
+  const Tensor attn = self_attention(norm(x, w.attn_norm, p + "attn_norm"), w.attn, layer, p);
+  const Tensor mid = add(x, attn, p + "attn_residual");
+  return add(mid, swiglu_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, p), p + "ffn_residual");
+}
+
 Tensor StepGraph::logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output) {
   const Tensor rows = graph_.get_rows(x, host_i32(input_.logit_rows), "logit_rows");
   return linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt, "output");

@@ -20,6 +20,20 @@ struct GatedFfnWeights {
   Tensor gate, up, down;
 };
 
+// Self-attention's projections; the q/k/v biases are Qwen2's.
+struct AttentionWeights {
+  Tensor wq, wk, wv, wo;
+  std::optional<Tensor> bq, bk, bv;
+};
+
+// One Llama-style decoder layer: pre-norm self-attention and pre-norm SwiGLU, each added back.
+struct DecoderLayerWeights {
+  Tensor attn_norm;
+  AttentionWeights attn;
+  Tensor ffn_norm;
+  GatedFfnWeights ffn;
+};
+
 class StepGraph {
  public:
   // Checks the step's tokens against config.n_vocab (Error(kInvalidArgument) otherwise) and puts
@@ -46,6 +60,13 @@ class StepGraph {
   // "ffn_down".
   Tensor swiglu_ffn(const Tensor& x, const GatedFfnWeights& w, const std::string& prefix);
   Tensor add(const Tensor& a, const Tensor& b, const std::string& name);
+  // Projections of h to rotary q and k and to v, attention over `layer`'s cache, the output
+  // projection: nodes "<prefix>q", "k", "v" (and "_bias"), "rope_q", "rope_k", "kv_write",
+  // "attention", "attn_output".
+  Tensor self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
+                        const std::string& prefix);
+  // x + self_attention(norm(x)), then that + swiglu_ffn(norm(that)), for layer "blk.<layer>.".
+  Tensor decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer);
   // Keeps only the rows that need logits, then the final norm and the vocabulary projection:
   // [logit_rows, n_vocab].
   Tensor logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output);

@@ -42,6 +42,15 @@ std::optional<Tensor> WeightLoader::find_f32(const std::string& name, const Shap
   return get_f32(name, expected);
 }
 
+EmbeddingWeights WeightLoader::embeddings(int64_t n_vocab, int64_t n_embd) const {
+  EmbeddingWeights e;
+  e.token_embd = get("token_embd.weight", {n_vocab, n_embd});
+  e.output_norm = get_f32("output_norm.weight", {n_embd});
+  e.output =
+      file_.find_tensor("output.weight") ? get("output.weight", {n_vocab, n_embd}) : e.token_embd;
+  return e;
+}
+
 Shape WeightLoader::shape_2d(const std::string& name) const {
   const gguf::TensorInfo* info = file_.find_tensor(name);
   if (!info || info->shape.size() != 2) {

@@ -10,6 +10,11 @@ namespace baton {
 
 // Looks tensors up by their llama.cpp names and checks their shapes against the config, so a
 // bad file fails at load with the tensor's name rather than later inside a kernel.
+// The vocabulary tables: input embeddings, the final norm and the output projection.
+struct EmbeddingWeights {
+  Tensor token_embd, output_norm, output;
+};
+
 class WeightLoader {
  public:
   WeightLoader(const gguf::GgufFile& file, Backend& backend) : file_(file), backend_(backend) {}
@@ -24,6 +29,9 @@ class WeightLoader {
                   int64_t count) const;
   // get_f32() when the file has the tensor, nullopt otherwise.
   std::optional<Tensor> find_f32(const std::string& name, const Shape& expected) const;
+  // token_embd, output_norm and output.weight; token_embd again when the file has no
+  // output.weight (tied embeddings, as in stories260K's llama2.c export and Qwen2-0.5B).
+  EmbeddingWeights embeddings(int64_t n_vocab, int64_t n_embd) const;
   // A tensor the file must hold as 2-D: its shape, to size the model by.
   Shape shape_2d(const std::string& name) const;
 

@@ -48,8 +48,7 @@ size_t kv_bytes_per_token(const KvCacheShape& shape) {
 }
 
 DType parse_kv_cache_dtype(const std::string& name) {
-  for (const DType dtype :
-       {DType::kF32, DType::kF16, DType::kBF16, DType::kQ8_0, DType::kI8Scaled, DType::kF8E4M3}) {
+  for (const DType dtype : kKvCacheDtypes) {
     if (name == to_string(dtype)) return dtype;
   }
   // The weight types of these names are other formats; say which cache type was meant.
@@ -64,14 +63,14 @@ DType parse_kv_cache_dtype(const std::string& name) {
                 "is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)");
   }
   throw Error(ErrorCategory::kInvalidArgument, "unknown KV cache dtype '" + name + "' (use " +
-                                                   std::string(kKvCacheDtypeNames) + ")");
+                                                   kv_cache_dtype_names() + ")");
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {
   if (!is_kv_cache_dtype(dtype)) {
     throw Error(ErrorCategory::kInvalidArgument, "a KV cache cannot be " +
                                                      std::string(to_string(dtype)) + " (use " +
-                                                     std::string(kKvCacheDtypeNames) + ")");
+                                                     kv_cache_dtype_names() + ")");
   }
   if (dtype == DType::kQ8_0 && head_dim % kQK8_0 != 0) {
     throw Error(ErrorCategory::kInvalidArgument,

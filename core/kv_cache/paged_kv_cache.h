@@ -2,7 +2,6 @@
 
 #include <cstdint>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "core/backend.h"
@@ -26,13 +25,9 @@ struct KvCacheShape {
 // K and V of one token over all layers: what sizing a pool in MiB divides by.
 size_t kv_bytes_per_token(const KvCacheShape& shape);
 
-// The names --kv-cache-dtype takes: the cache dtypes' own names. "int8" and "fp8" name weight
-// types of other formats, so they are refused, pointing at int8_scaled and fp8_e4m3.
-inline constexpr std::string_view kKvCacheDtypeNames =
-    "f32, f16, bf16, q8_0, int8_scaled or fp8_e4m3";
-
-// The cache dtype a --kv-cache-dtype names. Throws Error(kInvalidArgument) listing the valid
-// names otherwise.
+// The cache dtype a --kv-cache-dtype names: the dtype's own name (kKvCacheDtypes). "int8" and
+// "fp8" name weight types of other formats, so they are refused, pointing at int8_scaled and
+// fp8_e4m3. Throws Error(kInvalidArgument) listing the valid names otherwise.
 DType parse_kv_cache_dtype(const std::string& name);
 // Throws Error(kInvalidArgument) naming the dtype and head size when `dtype` cannot hold rows of
 // `head_dim` elements, or is not a cache dtype.

@@ -1,8 +1,8 @@
 #include "core/tokenizer/token_flags.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -11,11 +11,6 @@
 namespace baton {
 
 namespace {
-
-constexpr std::array<std::pair<std::string_view, TokenFlag>, 3> kFlagKeys = {
-    {{kLstripIdsKey, kTokenLstrip},
-     {kRstripIdsKey, kTokenRstrip},
-     {kSingleWordIdsKey, kTokenSingleWord}}};
 
 bool contains_any(std::string_view text, std::initializer_list<std::string_view> parts) {
   return std::any_of(parts.begin(), parts.end(),
@@ -39,7 +34,7 @@ void set_flag(std::vector<uint8_t>& flags, const Vocabulary& v, std::string_view
 
 std::vector<uint8_t> flags_from_keys(const gguf::GgufFile& file, size_t count) {
   std::vector<uint8_t> flags(count, 0);
-  for (const auto& [key, flag] : kFlagKeys) {
+  for (const auto& [key, flag] : kTokenFlagKeys) {
     if (!file.contains(key)) continue;
     for (const int64_t id : file.get_int_array(key)) {
       if (id < 0 || static_cast<uint64_t>(id) >= count) {
@@ -81,7 +76,7 @@ std::vector<uint8_t> flags_by_model(const gguf::GgufFile& file, const Vocabulary
 }  // namespace
 
 std::vector<uint8_t> read_token_flags(const gguf::GgufFile& file, const Vocabulary& vocabulary) {
-  const bool recorded = std::any_of(kFlagKeys.begin(), kFlagKeys.end(),
+  const bool recorded = std::any_of(std::begin(kTokenFlagKeys), std::end(kTokenFlagKeys),
                                     [&](const auto& entry) { return file.contains(entry.first); });
   std::vector<uint8_t> flags =
       recorded ? flags_from_keys(file, vocabulary.tokens.size()) : flags_by_model(file, vocabulary);

@@ -36,10 +36,7 @@ constexpr std::pair<const char*, TokenFlag> kAddedTokenFlags[] = {
 // Every key is written, empty lists included: a file with the keys says its tokens carry no
 // flags, where one without them leaves the flags to llama.cpp's per-model rules.
 void add_token_flags(const std::vector<uint8_t>& flags, gguf::GgufWriter& writer) {
-  const std::pair<std::string_view, TokenFlag> keys[] = {{kLstripIdsKey, kTokenLstrip},
-                                                         {kRstripIdsKey, kTokenRstrip},
-                                                         {kSingleWordIdsKey, kTokenSingleWord}};
-  for (const auto& [key, flag] : keys) {
+  for (const auto& [key, flag] : kTokenFlagKeys) {
     std::vector<int32_t> ids;
     for (size_t id = 0; id < flags.size(); ++id) {
       if (flags[id] & flag) ids.push_back(static_cast<int32_t>(id));

@@ -24,7 +24,7 @@ void require_caches(const Tensor& k_cache, const Tensor& v_cache, int64_t kv_hea
   require_shape(v_cache, k_cache.shape(), what + " v_cache");
   const DType dtype = k_cache.dtype();
   require(is_kv_cache_dtype(dtype),
-          what + " caches must be f32, f16, bf16, q8_0, fp8_e4m3 or int8_scaled, got " +
+          what + " caches must be " + kv_cache_dtype_names() + ", got " +
               std::string(to_string(dtype)));
   require(dtype != DType::kQ8_0 || head_dim % kQK8_0 == 0,
           what + " q8_0 caches need a head size that is a multiple of 32, got " +

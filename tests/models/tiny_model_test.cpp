@@ -47,45 +47,39 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"phi3_mha", {.architecture = "phi3", .n_head_kv = 4}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-TEST(TinyModelErrors, MissingTensorIsNamed) {
+// Loads a tiny model of `architecture` written without `skipped`; the error it must fail with.
+Error load_error_without(const std::string& architecture, const std::string& skipped) {
   const auto path = std::filesystem::temp_directory_path() /
-                    ("baton_tiny_missing_" + std::to_string(::getpid()) + ".gguf");
-  testing::TinyModel({.architecture = "qwen2"}, 1).write(path, {"blk.1.ffn_up.weight"});
+                    ("baton_tiny_without_" + std::to_string(::getpid()) + ".gguf");
+  testing::TinyModel({.architecture = architecture}, 1).write(path, {skipped});
+  struct Remove {
+    std::filesystem::path path;
+    ~Remove() { std::filesystem::remove(path); }
+  } remove{path};
   try {
     LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
-    FAIL() << "a model without blk.1.ffn_up.weight loaded";
   } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
-    EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.weight"), std::string::npos) << e.what();
+    return e;
   }
-  std::filesystem::remove(path);
+  ADD_FAILURE() << "a " << architecture << " model without " << skipped << " loaded";
+  return Error(ErrorCategory::kInternal, "loaded");
+}
+
+TEST(TinyModelErrors, MissingTensorIsNamed) {
+  const Error e = load_error_without("qwen2", "blk.1.ffn_up.weight");
+  EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+  EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.weight"), std::string::npos) << e.what();
 }
 
 TEST(TinyModelErrors, Qwen2WithoutBiasesIsRejected) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("baton_tiny_nobias_" + std::to_string(::getpid()) + ".gguf");
-  testing::TinyModel({.architecture = "qwen2"}, 1).write(path, {"blk.0.attn_k.bias"});
-  try {
-    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
-    FAIL() << "a qwen2 model without attn_k.bias loaded";
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
-  }
-  std::filesystem::remove(path);
+  const Error e = load_error_without("qwen2", "blk.0.attn_k.bias");
+  EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
 }
 
 TEST(TinyModelErrors, Phi3WithoutItsFusedQkvNamesTheTensor) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("baton_tiny_noqkv_" + std::to_string(::getpid()) + ".gguf");
-  testing::TinyModel({.architecture = "phi3"}, 1).write(path, {"blk.1.attn_qkv.weight"});
-  try {
-    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
-    FAIL() << "a phi3 model without blk.1.attn_qkv.weight loaded";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
-    EXPECT_NE(std::string(e.what()).find("blk.1.attn_qkv.weight"), std::string::npos) << e.what();
-  }
-  std::filesystem::remove(path);
+  const Error e = load_error_without("phi3", "blk.1.attn_qkv.weight");
+  EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+  EXPECT_NE(std::string(e.what()).find("blk.1.attn_qkv.weight"), std::string::npos) << e.what();
 }
 
 }  // namespace

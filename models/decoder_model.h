@@ -1,0 +1,22 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "models/step_graph.h"
+#include "models/weight_loader.h"
+
+namespace baton {
+
+// The weights of a Llama-style decoder: vocabulary tables and pre-norm layers.
+struct DecoderWeights {
+  EmbeddingWeights embeddings;
+  std::vector<DecoderLayerWeights> layers;
+};
+
+// Llama, Qwen2, Phi-3: each family's file reads its own tensor layout into DecoderWeights, and
+// the step is the same chain of StepGraph::decoder_layer blocks between embedding and logits.
+std::unique_ptr<Model> make_decoder_model(Backend& backend, ModelConfig config,
+                                          DecoderWeights weights);
+
+}  // namespace baton
