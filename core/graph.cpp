@@ -1,5 +1,7 @@
 #include "core/graph.h"
 
+#include <cmath>
+
 #include "baton/error.h"
 
 namespace baton {
@@ -83,6 +85,8 @@ Tensor Graph::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_
               std::to_string(k_cache.dim(2)));
   require(params.batch && params.batch->token_pos.size() == static_cast<size_t>(q.dim(0)), name,
           "batch layout must describe every token");
+  require(params.softcap >= 0.0f && std::isfinite(params.softcap) && params.window >= 0, name,
+          "softcap and window must not be negative");
   return append(OpKind::kAttention, {q, k_cache, v_cache}, DType::kF32, q.shape(),
                 std::move(params), std::move(name));
 }
@@ -90,6 +94,22 @@ Tensor Graph::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_
 Tensor Graph::swiglu(const Tensor& gate, const Tensor& up, std::string name) {
   require(gate.shape() == up.shape(), name, "gate " + shape_of(gate) + " != up " + shape_of(up));
   return append(OpKind::kSwiGlu, {gate, up}, DType::kF32, gate.shape(), {}, std::move(name));
+}
+
+Tensor Graph::geglu(const Tensor& gate, const Tensor& up, std::string name) {
+  require(gate.shape() == up.shape(), name, "gate " + shape_of(gate) + " != up " + shape_of(up));
+  return append(OpKind::kGeGlu, {gate, up}, DType::kF32, gate.shape(), {}, std::move(name));
+}
+
+Tensor Graph::scale(const Tensor& x, float factor, std::string name) {
+  require(std::isfinite(factor), name, "the factor must be finite");
+  return append(OpKind::kScale, {x}, DType::kF32, x.shape(), ScalarParams{factor}, std::move(name));
+}
+
+Tensor Graph::softcap(const Tensor& x, float cap, std::string name) {
+  require(std::isfinite(cap) && cap > 0.0f, name,
+          "the cap must be positive, got " + std::to_string(cap));
+  return append(OpKind::kSoftcap, {x}, DType::kF32, x.shape(), ScalarParams{cap}, std::move(name));
 }
 
 Tensor Graph::add(const Tensor& a, const Tensor& b, std::string name) {

@@ -40,6 +40,9 @@ class Graph {
   Tensor attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                    AttentionParams params, std::string name = "attention");
   Tensor swiglu(const Tensor& gate, const Tensor& up, std::string name = "swiglu");
+  Tensor geglu(const Tensor& gate, const Tensor& up, std::string name = "geglu");
+  Tensor scale(const Tensor& x, float factor, std::string name = "scale");
+  Tensor softcap(const Tensor& x, float cap, std::string name = "softcap");
   Tensor add(const Tensor& a, const Tensor& b, std::string name = "add");
   Tensor softmax(const Tensor& x, std::string name = "softmax");
   Tensor argmax(const Tensor& x, std::string name = "argmax");

@@ -22,6 +22,12 @@ std::string_view to_string(OpKind op) {
       return "attention";
     case OpKind::kSwiGlu:
       return "swiglu";
+    case OpKind::kGeGlu:
+      return "geglu";
+    case OpKind::kScale:
+      return "scale";
+    case OpKind::kSoftcap:
+      return "softcap";
     case OpKind::kAdd:
       return "add";
     case OpKind::kSoftmax:

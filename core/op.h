@@ -25,6 +25,12 @@ enum class OpKind {
   kAttention,
   // gate, up [n, f] f32 -> [n, f] = silu(gate) * up
   kSwiGlu,
+  // gate, up [n, f] f32 -> [n, f] = gelu(gate) * up, GELU in its tanh form (Gemma's GeGLU)
+  kGeGlu,
+  // x f32 -> like x, times ScalarParams::value
+  kScale,
+  // x f32 -> like x, c * tanh(x / c) with c = ScalarParams::value (Gemma 2's logit soft-capping)
+  kSoftcap,
   // a [n, d] f32, b [n, d] or [d] f32 (broadcast over rows) -> [n, d]
   kAdd,
   // x [n, d] f32 -> [n, d], per row
@@ -39,6 +45,10 @@ std::string_view to_string(OpKind op);
 
 struct NormParams {
   float eps = 1e-5f;
+};
+
+struct ScalarParams {
+  float value = 1.0f;
 };
 
 // "normal" rotates adjacent pairs (x[2i], x[2i+1]) as in the original Llama; "neox" rotates
@@ -78,10 +88,20 @@ void validate_paged_batch(const PagedBatch& batch, int64_t n_tokens, int64_t n_b
 
 struct AttentionParams {
   float scale = 1.0f;  // applied to q·k before softmax, usually 1/sqrt(head_dim)
-  // Causal: a token at position p attends to its sequence's cache positions 0..p.
+  // When > 0, each score s becomes softcap * tanh(s / softcap) before the softmax (Gemma 2).
+  float softcap = 0.0f;
+  // Causal: a token at position p attends to its sequence's cache positions 0..p, or, when
+  // window > 0, to the last `window` of them, p - window + 1..p (sliding-window attention).
+  int32_t window = 0;
   std::shared_ptr<const PagedBatch> batch;
 };
 
-using OpParams = std::variant<std::monostate, NormParams, RopeParams, AttentionParams>;
+// The first cache position a token at `pos` attends to.
+inline int32_t first_attended(int32_t window, int32_t pos) {
+  return window > 0 && pos >= window ? pos - window + 1 : 0;
+}
+
+using OpParams =
+    std::variant<std::monostate, NormParams, RopeParams, AttentionParams, ScalarParams>;
 
 }  // namespace baton

@@ -2,6 +2,7 @@
 #include <map>
 
 #include "baton/error.h"
+#include "models/gemma2.h"
 #include "models/llama.h"
 #include "models/model.h"
 #include "models/phi3.h"
@@ -15,6 +16,7 @@ using Loader = std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backe
 // a file of its own.
 const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> kLoaders = {
+      {"gemma2", load_gemma2},
       {"llama",
        [](const gguf::GgufFile& f, Backend& b) { return load_llama(f, b, LlamaVariant{}); }},
       {"phi3", load_phi3},

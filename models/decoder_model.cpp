@@ -28,6 +28,24 @@ class DecoderModel final : public Model {
 
 }  // namespace
 
+DecoderLayerWeights load_decoder_layer(const WeightLoader& load, const ModelConfig& c, int32_t i) {
+  const std::string p = "blk." + std::to_string(i) + ".";
+  const int64_t embd = c.n_embd;
+  const int64_t q_dim = int64_t{c.n_head} * c.head_dim;
+  const int64_t kv_dim = int64_t{c.n_head_kv} * c.head_dim;
+  DecoderLayerWeights w;
+  w.attn_norm = load.get_f32(p + "attn_norm.weight", {embd});
+  w.attn.wq = load.get(p + "attn_q.weight", {q_dim, embd});
+  w.attn.wk = load.get(p + "attn_k.weight", {kv_dim, embd});
+  w.attn.wv = load.get(p + "attn_v.weight", {kv_dim, embd});
+  w.attn.wo = load.get(p + "attn_output.weight", {embd, q_dim});
+  w.ffn_norm = load.get_f32(p + "ffn_norm.weight", {embd});
+  w.ffn.gate = load.get(p + "ffn_gate.weight", {c.n_ff, embd});
+  w.ffn.up = load.get(p + "ffn_up.weight", {c.n_ff, embd});
+  w.ffn.down = load.get(p + "ffn_down.weight", {embd, c.n_ff});
+  return w;
+}
+
 std::unique_ptr<Model> make_decoder_model(Backend& backend, ModelConfig config,
                                           DecoderWeights weights) {
   return std::make_unique<DecoderModel>(backend, std::move(config), std::move(weights));

@@ -14,6 +14,11 @@ struct DecoderWeights {
   std::vector<DecoderLayerWeights> layers;
 };
 
+// Layer `i`'s norms and separate q/k/v/output and gate/up/down matrices under llama.cpp's
+// names (blk.<i>.attn_q.weight, ...), checked against the config's shapes; no biases.
+DecoderLayerWeights load_decoder_layer(const WeightLoader& load, const ModelConfig& config,
+                                       int32_t i);
+
 // Llama, Qwen2, Phi-3: each family's file reads its own tensor layout into DecoderWeights, and
 // the step is the same chain of StepGraph::decoder_layer blocks between embedding and logits.
 std::unique_ptr<Model> make_decoder_model(Backend& backend, ModelConfig config,

@@ -20,19 +20,14 @@ void read_rope_freqs(const gguf::GgufFile& file, RopeParams& rope) {
   rope.freq_factors.assign(factors.data<float>(), factors.data<float>() + factors.numel());
 }
 
+// The standard layer plus Qwen2's q/k/v biases, which a variant with qkv_bias requires.
 DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c, int32_t i,
                                const LlamaVariant& variant) {
   const std::string p = "blk." + std::to_string(i) + ".";
-  const int64_t embd = c.n_embd;
   const int64_t q_dim = int64_t{c.n_head} * c.head_dim;
   const int64_t kv_dim = int64_t{c.n_head_kv} * c.head_dim;
-  DecoderLayerWeights w;
-  w.attn_norm = load.get_f32(p + "attn_norm.weight", {embd});
+  DecoderLayerWeights w = load_decoder_layer(load, c, i);
   AttentionWeights& a = w.attn;
-  a.wq = load.get(p + "attn_q.weight", {q_dim, embd});
-  a.wk = load.get(p + "attn_k.weight", {kv_dim, embd});
-  a.wv = load.get(p + "attn_v.weight", {kv_dim, embd});
-  a.wo = load.get(p + "attn_output.weight", {embd, q_dim});
   a.bq = load.find_f32(p + "attn_q.bias", {q_dim});
   a.bk = load.find_f32(p + "attn_k.bias", {kv_dim});
   a.bv = load.find_f32(p + "attn_v.bias", {kv_dim});
@@ -41,10 +36,6 @@ DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c, i
                                                   c.architecture + " layer " + std::to_string(i) +
                                                   " lacks q/k/v biases");
   }
-  w.ffn_norm = load.get_f32(p + "ffn_norm.weight", {embd});
-  w.ffn.gate = load.get(p + "ffn_gate.weight", {c.n_ff, embd});
-  w.ffn.up = load.get(p + "ffn_up.weight", {c.n_ff, embd});
-  w.ffn.down = load.get(p + "ffn_down.weight", {embd, c.n_ff});
   return w;
 }
 

@@ -25,6 +25,19 @@ struct ModelConfig {
   int32_t n_ff = 0;
   float rms_eps = 1e-5f;
   RopeParams rope;
+  // Multiplies q·k before the softmax; 0 means 1/sqrt(head_dim).
+  float attn_scale = 0.0f;
+  // Soft-capping (c * tanh(x / c)) of attention scores and of the final logits; 0: none.
+  float attn_softcap = 0.0f;
+  float final_softcap = 0.0f;
+  // Layers i with swa_layers[i] attend only to the last `sliding_window` positions; empty: none.
+  int32_t sliding_window = 0;
+  std::vector<bool> swa_layers;
+
+  // The attention window of `layer` (AttentionParams::window): 0 for the whole context.
+  int32_t attention_window(int32_t layer) const {
+    return static_cast<size_t>(layer) < swa_layers.size() && swa_layers[layer] ? sliding_window : 0;
+  }
 };
 
 // One model step's input: the new tokens of every scheduled sequence, flattened, with where each

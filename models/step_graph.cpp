@@ -56,22 +56,32 @@ Tensor StepGraph::attention(const Tensor& q, const Tensor& k, const Tensor& v, i
                             const std::string& prefix) {
   graph_.kv_write(k, v, kv_.keys[layer], kv_.values[layer], input_.layout, prefix + "kv_write");
   AttentionParams params;
-  params.scale = 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  params.scale = config_.attn_scale > 0.0f ? config_.attn_scale
+                                           : 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  params.softcap = config_.attn_softcap;
+  params.window = config_.attention_window(layer);
   params.batch = input_.layout;
   const Tensor out =
       graph_.attention(q, kv_.keys[layer], kv_.values[layer], params, prefix + "attention");
   return out.reshape({q.dim(0), int64_t{config_.n_head} * config_.head_dim});
 }
 
-Tensor StepGraph::swiglu_ffn(const Tensor& x, const GatedFfnWeights& w, const std::string& prefix) {
+Tensor StepGraph::gated_ffn(const Tensor& x, const GatedFfnWeights& w, GateActivation activation,
+                            const std::string& prefix) {
   const Tensor gate = linear(x, w.gate, std::nullopt, prefix + "ffn_gate");
   const Tensor up = linear(x, w.up, std::nullopt, prefix + "ffn_up");
-  return linear(graph_.swiglu(gate, up, prefix + "swiglu"), w.down, std::nullopt,
-                prefix + "ffn_down");
+  const Tensor gated = activation == GateActivation::kSilu
+                           ? graph_.swiglu(gate, up, prefix + "swiglu")
+                           : graph_.geglu(gate, up, prefix + "geglu");
+  return linear(gated, w.down, std::nullopt, prefix + "ffn_down");
 }
 
 Tensor StepGraph::add(const Tensor& a, const Tensor& b, const std::string& name) {
   return graph_.add(a, b, name);
+}
+
+Tensor StepGraph::scale(const Tensor& x, float factor, const std::string& name) {
+  return graph_.scale(x, factor, name);
 }
 
 Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
@@ -88,12 +98,17 @@ Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, i
   const std::string p = "blk." + std::to_string(layer) + ".";
   const Tensor attn = self_attention(norm(x, w.attn_norm, p + "attn_norm"), w.attn, layer, p);
   const Tensor mid = add(x, attn, p + "attn_residual");
-  return add(mid, swiglu_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, p), p + "ffn_residual");
+  const Tensor ffn =
+      gated_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, GateActivation::kSilu, p);
+  return add(mid, ffn, p + "ffn_residual");
 }
 
 Tensor StepGraph::logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output) {
   const Tensor rows = graph_.get_rows(x, host_i32(input_.logit_rows), "logit_rows");
-  return linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt, "output");
+  const Tensor logits =
+      linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt, "output");
+  if (config_.final_softcap <= 0.0f) return logits;
+  return graph_.softcap(logits, config_.final_softcap, "output_softcap");
 }
 
 }  // namespace baton

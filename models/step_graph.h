@@ -20,6 +20,10 @@ struct GatedFfnWeights {
   Tensor gate, up, down;
 };
 
+// The gate's activation: SiLU (SwiGLU: Llama, Qwen2, Phi-3) or GELU in its tanh form (GeGLU:
+// Gemma).
+enum class GateActivation { kSilu, kGelu };
+
 // Self-attention's projections; the q/k/v biases are Qwen2's.
 struct AttentionWeights {
   Tensor wq, wk, wv, wo;
@@ -52,23 +56,27 @@ class StepGraph {
   // Rotary embedding of [n, heads, head_dim] at the step's positions, as config.rope says.
   Tensor rope(const Tensor& x, const std::string& name);
   // Writes k and v ([n, n_head_kv, head_dim]) into `layer`'s cache, then causal attention of q
-  // ([n, n_head, head_dim]) over everything its sequence has cached: [n, n_head * head_dim].
-  // Node names "<prefix>kv_write" and "<prefix>attention".
+  // ([n, n_head, head_dim]) over what its sequence has cached (the layer's window of it, with
+  // the config's score scale and soft-cap): [n, n_head * head_dim]. Node names
+  // "<prefix>kv_write" and "<prefix>attention".
   Tensor attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
                    const std::string& prefix);
-  // SwiGLU: down · (silu(gate · x) ⊙ up · x), nodes "<prefix>ffn_gate", "ffn_up", "swiglu",
+  // down · (act(gate · x) ⊙ up · x), nodes "<prefix>ffn_gate", "ffn_up", "swiglu" or "geglu",
   // "ffn_down".
-  Tensor swiglu_ffn(const Tensor& x, const GatedFfnWeights& w, const std::string& prefix);
+  Tensor gated_ffn(const Tensor& x, const GatedFfnWeights& w, GateActivation activation,
+                   const std::string& prefix);
   Tensor add(const Tensor& a, const Tensor& b, const std::string& name);
+  Tensor scale(const Tensor& x, float factor, const std::string& name);
   // Projections of h to rotary q and k and to v, attention over `layer`'s cache, the output
   // projection: nodes "<prefix>q", "k", "v" (and "_bias"), "rope_q", "rope_k", "kv_write",
   // "attention", "attn_output".
   Tensor self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
                         const std::string& prefix);
-  // x + self_attention(norm(x)), then that + swiglu_ffn(norm(that)), for layer "blk.<layer>.".
+  // x + self_attention(norm(x)), then that + SwiGLU gated_ffn(norm(that)), for layer
+  // "blk.<layer>.".
   Tensor decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer);
-  // Keeps only the rows that need logits, then the final norm and the vocabulary projection:
-  // [logit_rows, n_vocab].
+  // Keeps only the rows that need logits, then the final norm and the vocabulary projection,
+  // soft-capped when the config says so: [logit_rows, n_vocab].
   Tensor logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output);
 
  private:

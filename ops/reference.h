@@ -22,6 +22,9 @@ void kv_write(const Tensor& k, const Tensor& v, const Tensor& k_cache, const Ten
 void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
                const AttentionParams& params, const Tensor& out);
 void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out);
+void geglu(const Tensor& gate, const Tensor& up, const Tensor& out);
+void scale(const Tensor& x, float factor, const Tensor& out);
+void softcap(const Tensor& x, float cap, const Tensor& out);
 void add(const Tensor& a, const Tensor& b, const Tensor& out);
 void softmax(const Tensor& x, const Tensor& out);
 void argmax(const Tensor& x, const Tensor& out);

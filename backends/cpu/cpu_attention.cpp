@@ -37,6 +37,8 @@ void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const
                         .kv_heads = k_cache.dim(2),
                         .head_dim = q.dim(2),
                         .scale = params.scale,
+                        .softcap = params.softcap,
+                        .window = params.window,
                         .batch = &batch};
   switch (active_isa()) {
     case Isa::kAvx512:

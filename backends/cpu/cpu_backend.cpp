@@ -80,8 +80,12 @@ bool supports_dtypes(const Node& node) {
       return arity(3) && is_f32(in[0]) && is_cache(in[1]) && in[2].dtype() == in[1].dtype() &&
              has_batch(node);
     case OpKind::kSwiGlu:
+    case OpKind::kGeGlu:
     case OpKind::kAdd:
       return arity(2) && is_f32(in[0]) && is_f32(in[1]);
+    case OpKind::kScale:
+    case OpKind::kSoftcap:
+      return arity(1) && is_f32(in[0]) && std::holds_alternative<ScalarParams>(node.params);
     case OpKind::kSoftmax:
     case OpKind::kArgmax:
       return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;

@@ -1,5 +1,5 @@
-// Element-wise and row-wise ops: swiglu, add, softmax, argmax. The arithmetic is in the per-ISA
-// row kernels (elementwise/); this file splits the work over threads.
+// Element-wise and row-wise ops: swiglu, geglu, scale, softcap, add, softmax, argmax. The
+// arithmetic is in the per-ISA row kernels (elementwise/); this file splits the work over threads.
 
 #include <algorithm>
 
@@ -13,6 +13,13 @@ namespace {
 // Elements per parallel chunk of the flat ops: large enough to amortise the loop, small enough
 // to split a decode step's few thousand elements over threads. A multiple of every vector width.
 constexpr int64_t kFlatChunk = 1024;
+
+// Runs `chunk(offset, count)` over [0, n) in kFlatChunk pieces on the context's threads.
+template <class Chunk>
+void over_flat_chunks(const Context& ctx, int64_t n, Chunk chunk) {
+#pragma omp parallel for num_threads(ctx.threads) schedule(static)
+  for (int64_t i = 0; i < n; i += kFlatChunk) chunk(i, std::min(kFlatChunk, n - i));
+}
 
 }  // namespace
 
@@ -30,13 +37,33 @@ const RowKernels& row_kernels() {
 
 void swiglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out) {
   const RowKernels& k = row_kernels();
-  const int64_t n = gate.numel();
-  const float* g = gate.data<float>();
-  const float* u = up.data<float>();
+  const float *g = gate.data<float>(), *u = up.data<float>();
   float* o = out.data<float>();
-#pragma omp parallel for num_threads(ctx.threads) schedule(static)
-  for (int64_t i = 0; i < n; i += kFlatChunk)
-    k.swiglu(g + i, u + i, o + i, std::min(kFlatChunk, n - i));
+  over_flat_chunks(ctx, gate.numel(),
+                   [&](int64_t i, int64_t n) { k.swiglu(g + i, u + i, o + i, n); });
+}
+
+void geglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out) {
+  const RowKernels& k = row_kernels();
+  const float *g = gate.data<float>(), *u = up.data<float>();
+  float* o = out.data<float>();
+  over_flat_chunks(ctx, gate.numel(),
+                   [&](int64_t i, int64_t n) { k.geglu(g + i, u + i, o + i, n); });
+}
+
+void scale(const Context& ctx, const Tensor& x, float factor, const Tensor& out) {
+  const RowKernels& k = row_kernels();
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  over_flat_chunks(ctx, x.numel(),
+                   [&](int64_t i, int64_t n) { k.scale(in + i, factor, o + i, n); });
+}
+
+void softcap(const Context& ctx, const Tensor& x, float cap, const Tensor& out) {
+  const RowKernels& k = row_kernels();
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  over_flat_chunks(ctx, x.numel(), [&](int64_t i, int64_t n) { k.softcap(in + i, cap, o + i, n); });
 }
 
 void add(const Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {

@@ -65,6 +65,12 @@ void run_node(const Context& ctx, const Node& node) {
                        node.output);
     case OpKind::kSwiGlu:
       return swiglu(ctx, in[0], in[1], node.output);
+    case OpKind::kGeGlu:
+      return geglu(ctx, in[0], in[1], node.output);
+    case OpKind::kScale:
+      return scale(ctx, in[0], std::get<ScalarParams>(node.params).value, node.output);
+    case OpKind::kSoftcap:
+      return softcap(ctx, in[0], std::get<ScalarParams>(node.params).value, node.output);
     case OpKind::kAdd:
       return add(ctx, in[0], in[1], node.output);
     case OpKind::kSoftmax:

@@ -47,6 +47,9 @@ void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const
                const AttentionParams& params, const Tensor& out);
 
 void swiglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out);
+void geglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out);
+void scale(const Context& ctx, const Tensor& x, float factor, const Tensor& out);
+void softcap(const Context& ctx, const Tensor& x, float cap, const Tensor& out);
 void add(const Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
 void softmax(const Context& ctx, const Tensor& x, const Tensor& out);
 void argmax(const Context& ctx, const Tensor& x, const Tensor& out);

@@ -124,6 +124,10 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
     case OpKind::kGetRows:
       return get_rows(f32(in[0]), in[0].dim(0), in[0].dim(1), in[1].data<int32_t>(), in[1].dim(0),
                       f32(node.output), index_error, ctx.stream);
+    case OpKind::kGeGlu:
+    case OpKind::kScale:
+    case OpKind::kSoftcap:
+      break;  // supports_node refuses them before a step runs
   }
 }
 

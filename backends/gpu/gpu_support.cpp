@@ -36,6 +36,11 @@ bool has_batch(const Node& node) {
   const auto* p = std::get_if<AttentionParams>(&node.params);
   return p != nullptr && p->batch != nullptr;
 }
+// Gemma 2's soft-capped and sliding-window attention have no GPU kernels yet.
+bool is_plain_attention(const Node& node) {
+  const auto* p = std::get_if<AttentionParams>(&node.params);
+  return p != nullptr && p->softcap == 0.0f && p->window == 0;
+}
 
 bool supports_dtypes(const Node& node) {
   const std::vector<Tensor>& in = node.inputs;
@@ -59,7 +64,7 @@ bool supports_dtypes(const Node& node) {
       // The kernels keep a head's output in registers: head_dim up to kMaxHeadDim.
       return arity(3) && is_f32(in[0]) && in[0].rank() == 3 && is_cache_pair(in[1], in[2]) &&
              in[1].dim(3) == in[0].dim(2) && in[1].dim(2) > 0 && in[0].dim(1) % in[1].dim(2) == 0 &&
-             in[0].dim(2) <= kMaxHeadDim && has_batch(node);
+             in[0].dim(2) <= kMaxHeadDim && has_batch(node) && is_plain_attention(node);
     case OpKind::kSwiGlu:
     case OpKind::kAdd:
       return arity(2) && is_f32(in[0]) && is_f32(in[1]);
@@ -68,6 +73,10 @@ bool supports_dtypes(const Node& node) {
       return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;
     case OpKind::kGetRows:
       return arity(2) && is_f32(in[0]) && in[0].rank() == 2 && is_i32(in[1]);
+    case OpKind::kGeGlu:  // Gemma 2's ops: no GPU kernels yet
+    case OpKind::kScale:
+    case OpKind::kSoftcap:
+      return false;
   }
   return false;
 }

@@ -12,7 +12,8 @@ std::string npu_requirements() {
          "libbaton-backend-npu.so (see docs/backends.md) that implements baton::Backend: "
          "allocate/upload/download device memory, import_tensor for weights, supports() and "
          "execute() for the ops embedding, matmul, rms_norm, rope, kv_write, attention (paged "
-         "through block tables), swiglu, add, softmax, argmax and get_rows, over the dtypes f32, "
+         "through block tables), swiglu, add, softmax, argmax and get_rows (and geglu, scale, "
+         "softcap, soft-capped and sliding-window attention for Gemma 2), over the dtypes f32, "
          "f16, bf16, q8_0 and q4_0 (weights) and i32 (ids, positions)";
 }
 

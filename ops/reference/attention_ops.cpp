@@ -23,9 +23,8 @@ void require_caches(const Tensor& k_cache, const Tensor& v_cache, int64_t kv_hea
   require_rank(k_cache, 4, what + " k_cache");
   require_shape(v_cache, k_cache.shape(), what + " v_cache");
   const DType dtype = k_cache.dtype();
-  require(is_kv_cache_dtype(dtype),
-          what + " caches must be " + kv_cache_dtype_names() + ", got " +
-              std::string(to_string(dtype)));
+  require(is_kv_cache_dtype(dtype), what + " caches must be " + kv_cache_dtype_names() + ", got " +
+                                        std::string(to_string(dtype)));
   require(dtype != DType::kQ8_0 || head_dim % kQK8_0 == 0,
           what + " q8_0 caches need a head size that is a multiple of 32, got " +
               std::to_string(head_dim));
@@ -95,20 +94,23 @@ void attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_cache,
     for (int64_t h = 0; h < heads; ++h) {
       const int64_t kv_head = h / group;
       const float* qh = q.data<float>() + (t * heads + h) * head_dim;
-      scores.assign(static_cast<size_t>(pos) + 1, 0.0);
-      for (int32_t j = 0; j <= pos; ++j) {
+      const int32_t first = first_attended(params.window, pos);
+      scores.assign(static_cast<size_t>(pos - first) + 1, 0.0);
+      for (int32_t j = first; j <= pos; ++j) {
         dequantize_row(k_rows, cache_row(batch, seq, j) * kv_heads + kv_head, kv.data());
         double dot = 0.0;
         for (int64_t i = 0; i < head_dim; ++i) dot += static_cast<double>(qh[i]) * kv[i];
-        scores[j] = dot * params.scale;
+        double score = dot * params.scale;
+        if (params.softcap > 0.0f) score = params.softcap * std::tanh(score / params.softcap);
+        scores[j - first] = score;
       }
       const double max_score = *std::max_element(scores.begin(), scores.end());
       double total = 0.0;
       for (double& s : scores) total += (s = std::exp(s - max_score));
       std::fill(acc.begin(), acc.end(), 0.0);
-      for (int32_t j = 0; j <= pos; ++j) {
+      for (int32_t j = first; j <= pos; ++j) {
         dequantize_row(v_rows, cache_row(batch, seq, j) * kv_heads + kv_head, kv.data());
-        for (int64_t i = 0; i < head_dim; ++i) acc[i] += scores[j] / total * kv[i];
+        for (int64_t i = 0; i < head_dim; ++i) acc[i] += scores[j - first] / total * kv[i];
       }
       float* o = out.data<float>() + (t * heads + h) * head_dim;
       for (int64_t i = 0; i < head_dim; ++i) o[i] = static_cast<float>(acc[i]);

@@ -1,4 +1,4 @@
-// Reference row-wise and element-wise ops: swiglu, add, softmax, argmax.
+// Reference row-wise and element-wise ops: swiglu, geglu, scale, softcap, add, softmax, argmax.
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +21,39 @@ void swiglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
   for (int64_t i = 0; i < gate.numel(); ++i) {
     const double g = gate.data<float>()[i];
     out.data<float>()[i] = static_cast<float>(g / (1.0 + std::exp(-g)) * up.data<float>()[i]);
+  }
+}
+
+void geglu(const Tensor& gate, const Tensor& up, const Tensor& out) {
+  require_input(gate, DType::kF32, "geglu gate");
+  require_input(up, DType::kF32, "geglu up");
+  require_shape(up, gate.shape(), "geglu up");
+  require_input(out, DType::kF32, "geglu output");
+  require_shape(out, gate.shape(), "geglu output");
+  const double sqrt_2_over_pi = std::sqrt(2.0 / std::acos(-1.0));
+  for (int64_t i = 0; i < gate.numel(); ++i) {
+    const double g = gate.data<float>()[i];
+    const double gelu = 0.5 * g * (1.0 + std::tanh(sqrt_2_over_pi * (g + 0.044715 * g * g * g)));
+    out.data<float>()[i] = static_cast<float>(gelu * up.data<float>()[i]);
+  }
+}
+
+void scale(const Tensor& x, float factor, const Tensor& out) {
+  require_input(x, DType::kF32, "scale x");
+  require_input(out, DType::kF32, "scale output");
+  require_shape(out, x.shape(), "scale output");
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    out.data<float>()[i] = static_cast<float>(static_cast<double>(x.data<float>()[i]) * factor);
+  }
+}
+
+void softcap(const Tensor& x, float cap, const Tensor& out) {
+  require_input(x, DType::kF32, "softcap x");
+  require_input(out, DType::kF32, "softcap output");
+  require_shape(out, x.shape(), "softcap output");
+  require(cap > 0.0f, "softcap cap must be positive");
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    out.data<float>()[i] = static_cast<float>(cap * std::tanh(x.data<float>()[i] / double{cap}));
   }
 }
 

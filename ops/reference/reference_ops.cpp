@@ -51,6 +51,15 @@ void dispatch(const Node& node) {
     case OpKind::kSwiGlu:
       require_inputs(node, 2);
       return swiglu(in[0], in[1], node.output);
+    case OpKind::kGeGlu:
+      require_inputs(node, 2);
+      return geglu(in[0], in[1], node.output);
+    case OpKind::kScale:
+      require_inputs(node, 1);
+      return scale(in[0], params_of<ScalarParams>(node).value, node.output);
+    case OpKind::kSoftcap:
+      require_inputs(node, 1);
+      return softcap(in[0], params_of<ScalarParams>(node).value, node.output);
     case OpKind::kAdd:
       require_inputs(node, 2);
       return add(in[0], in[1], node.output);

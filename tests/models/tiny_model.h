@@ -1,7 +1,8 @@
 #pragma once
 
-// A tiny random-weight Llama-family model written as GGUF, and a naive double-precision forward
-// pass over the same weights that serves as the reference for whole-model tests.
+// A tiny random-weight decoder (Llama, Qwen2, Phi-3 or Gemma 2 layout) written as GGUF, and a
+// naive double-precision forward pass over the same weights, written from each family's published
+// description, that serves as the reference for whole-model tests.
 
 #include <algorithm>
 #include <cmath>
@@ -16,12 +17,16 @@
 namespace baton::testing {
 
 struct TinyModelSpec {
-  // "llama" (normal rope), "qwen2" (neox rope, qkv bias) or "phi3" (neox rope, q/k/v fused into
-  // attn_qkv and gate/up into ffn_up in the file)
+  // "llama" (normal rope), "qwen2" (neox rope, qkv bias), "phi3" (neox rope, q/k/v fused into
+  // attn_qkv and gate/up into ffn_up in the file) or "gemma2" (neox rope, embeddings scaled by
+  // sqrt(n_embd), post-norms, GeGLU, soft-capping, a sliding window on even layers)
   std::string architecture = "llama";
   int n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2, n_vocab = 300;
   bool tied_output = true;
   float rope_scaling_factor = 1.0f;  // linear scaling; 1 = none
+  // gemma2 only: small enough to matter in a few-token test
+  float attn_softcap = 3.0f, final_softcap = 5.0f, attn_scale = 0.3f;
+  int sliding_window = 4;
 };
 
 class TinyModel {
@@ -47,6 +52,10 @@ class TinyModel {
       add(p + "ffn_gate.weight", {spec.n_ff, spec.n_embd}, 0.4f);
       add(p + "ffn_up.weight", {spec.n_ff, spec.n_embd}, 0.4f);
       add(p + "ffn_down.weight", {spec.n_embd, spec.n_ff}, 0.3f);
+      if (gemma2()) {
+        add(p + "post_attention_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+        add(p + "post_ffw_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+      }
     }
   }
 
@@ -64,6 +73,12 @@ class TinyModel {
     w.add_uint32(a + ".attention.head_count_kv", spec_.n_head_kv);
     w.add_float32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
     w.add_float32(a + ".rope.freq_base", 10000.0f);
+    if (gemma2()) {
+      w.add_float32(a + ".attn_logit_softcapping", spec_.attn_softcap);
+      w.add_float32(a + ".final_logit_softcapping", spec_.final_softcap);
+      w.add_float32(a + ".attention.scale", spec_.attn_scale);
+      w.add_uint32(a + ".attention.sliding_window", spec_.sliding_window);
+    }
     if (spec_.rope_scaling_factor != 1.0f) {
       w.add_string(a + ".rope.scaling.type", "linear");
       w.add_float32(a + ".rope.scaling.factor", spec_.rope_scaling_factor);
@@ -130,7 +145,8 @@ class TinyModel {
 
   bool qwen2() const { return spec_.architecture == "qwen2"; }
   bool phi3() const { return spec_.architecture == "phi3"; }
-  bool neox() const { return qwen2() || phi3(); }
+  bool gemma2() const { return spec_.architecture == "gemma2"; }
+  bool neox() const { return qwen2() || phi3() || gemma2(); }
 
   // llama.cpp's phi3 layout: attn_qkv stacks q, k and v rows, ffn_up stacks gate and up rows.
   std::map<std::string, Weight> fused_phi3_tensors() const {
@@ -206,6 +222,9 @@ class TinyModel {
     for (int t = 0; t < n; ++t) {
       const auto& e = w("token_embd.weight").values;
       x[t].assign(e.begin() + tokens[t] * spec_.n_embd, e.begin() + (tokens[t] + 1) * spec_.n_embd);
+      if (gemma2()) {
+        for (double& v : x[t]) v *= std::sqrt(double(spec_.n_embd));
+      }
     }
     for (int l = 0; l < spec_.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
@@ -222,12 +241,16 @@ class TinyModel {
         Vec attn(spec_.n_head * hd, 0.0);
         for (int h = 0; h < spec_.n_head; ++h) {
           const int kvh = h / (spec_.n_head / spec_.n_head_kv);
-          Vec scores(t + 1);
+          // Gemma 2: even layers see only the last sliding_window positions.
+          const int first = gemma2() && l % 2 == 0 ? std::max(0, t - spec_.sliding_window + 1) : 0;
+          Vec scores(t + 1, -1e300);
           double max_score = -1e300, total = 0;
-          for (int s = 0; s <= t; ++s) {
+          for (int s = first; s <= t; ++s) {
             double dot = 0;
             for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
-            scores[s] = dot / std::sqrt(double(hd));
+            scores[s] = gemma2() ? dot * spec_.attn_scale : dot / std::sqrt(double(hd));
+            if (gemma2())
+              scores[s] = spec_.attn_softcap * std::tanh(scores[s] / spec_.attn_softcap);
             max_score = std::max(max_score, scores[s]);
           }
           for (double& s : scores) total += s = std::exp(s - max_score);
@@ -235,18 +258,31 @@ class TinyModel {
             for (int d = 0; d < hd; ++d) attn[h * hd + d] += scores[s] / total * v[s][kvh * hd + d];
           }
         }
-        const Vec o = linear(p + "attn_output.weight", attn);
+        Vec o = linear(p + "attn_output.weight", attn);
+        if (gemma2()) o = rms_norm(o, p + "post_attention_norm.weight");
         for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += o[i];
         const Vec h = rms_norm(x[t], p + "ffn_norm.weight");
         const Vec g = linear(p + "ffn_gate.weight", h), u = linear(p + "ffn_up.weight", h);
         Vec act(spec_.n_ff);
-        for (int i = 0; i < spec_.n_ff; ++i) act[i] = g[i] / (1.0 + std::exp(-g[i])) * u[i];
-        const Vec down = linear(p + "ffn_down.weight", act);
+        for (int i = 0; i < spec_.n_ff; ++i) act[i] = (gemma2() ? gelu(g[i]) : silu(g[i])) * u[i];
+        Vec down = linear(p + "ffn_down.weight", act);
+        if (gemma2()) down = rms_norm(down, p + "post_ffw_norm.weight");
         for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += down[i];
       }
     }
     const Vec f = rms_norm(x[n - 1], "output_norm.weight");
-    return linear(spec_.tied_output ? "token_embd.weight" : "output.weight", f);
+    Vec logits = linear(spec_.tied_output ? "token_embd.weight" : "output.weight", f);
+    if (gemma2()) {
+      for (double& v : logits) v = spec_.final_softcap * std::tanh(v / spec_.final_softcap);
+    }
+    return logits;
+  }
+
+  static double silu(double x) { return x / (1.0 + std::exp(-x)); }
+  // The tanh approximation Gemma uses (gelu_pytorch_tanh).
+  static double gelu(double x) {
+    const double pi = std::acos(-1.0);
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
   }
 
   TinyModelSpec spec_;

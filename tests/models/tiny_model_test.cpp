@@ -23,7 +23,9 @@ class TinyModelGeneration : public ::testing::TestWithParam<Case> {
 };
 
 // The whole model on the CPU backend (paged KV cache, prefill then one token per step) must pick
-// the same greedy tokens as the naive double-precision forward pass over the same weights.
+// the same greedy tokens as the naive double-precision forward pass over the same weights, with
+// the same log-probabilities: those see every logit, where a greedy choice can survive a wrong
+// attention window or soft-cap.
 TEST_P(TinyModelGeneration, GreedyTokensMatchANaiveForwardPass) {
   const testing::TinyModel model(GetParam().spec, 42);
   model.write(path());
@@ -32,8 +34,16 @@ TEST_P(TinyModelGeneration, GreedyTokensMatchANaiveForwardPass) {
   params.sampling.temperature = 0;
   params.max_tokens = 12;
   params.ignore_eos = true;
+  params.logprobs = 1;
   const GenerationOutput out = llm.generate("a b c", params);
   EXPECT_EQ(out.tokens, model.greedy(out.prompt_tokens, 12));
+  std::vector<int32_t> context = out.prompt_tokens;
+  for (const TokenLogprobs& step : out.completions.at(0).logprobs) {
+    // fp32 weights and activations through a few layers: observed differences are ~1e-6.
+    EXPECT_NEAR(step.chosen.logprob, model.log_softmax(context)[step.chosen.token], 1e-4)
+        << "after " << context.size() << " tokens";
+    context.push_back(step.chosen.token);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -44,7 +54,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"llama_rope_scaled", {.architecture = "llama", .rope_scaling_factor = 4.0f}},
         Case{"qwen2_mqa", {.architecture = "qwen2", .n_head_kv = 1}},
         Case{"phi3_gqa_untied", {.architecture = "phi3", .tied_output = false}},
-        Case{"phi3_mha", {.architecture = "phi3", .n_head_kv = 4}}),
+        Case{"phi3_mha", {.architecture = "phi3", .n_head_kv = 4}},
+        Case{"gemma2_gqa", {.architecture = "gemma2"}},
+        Case{"gemma2_mqa_three_layers", {.architecture = "gemma2", .n_head_kv = 1, .n_layer = 3}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Loads a tiny model of `architecture` written without `skipped`; the error it must fail with.
@@ -74,6 +86,13 @@ TEST(TinyModelErrors, MissingTensorIsNamed) {
 TEST(TinyModelErrors, Qwen2WithoutBiasesIsRejected) {
   const Error e = load_error_without("qwen2", "blk.0.attn_k.bias");
   EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
+}
+
+TEST(TinyModelErrors, Gemma2WithoutAPostNormNamesTheTensor) {
+  const Error e = load_error_without("gemma2", "blk.0.post_ffw_norm.weight");
+  EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+  EXPECT_NE(std::string(e.what()).find("blk.0.post_ffw_norm.weight"), std::string::npos)
+      << e.what();
 }
 
 TEST(TinyModelErrors, Phi3WithoutItsFusedQkvNamesTheTensor) {

@@ -93,6 +93,38 @@ TEST(ReferenceAttention, TwoPositionsAreCausalAndSoftmaxWeighted) {
   EXPECT_FLOAT_EQ(got[3], static_cast<float>(w0 * 2 + w1 * 4));
 }
 
+// Keys (1, 0), (0, 1), (1, 0) and values (1, 0), (2, 0), (3, 0) at positions 0-2; the first
+// output element of q = (4, 0) at position 2 under `window` and `softcap`.
+float last_of_three(int32_t window, float softcap) {
+  auto written = make_batch(1, {0, 0, 0}, {0, 1, 2}, {{0, 1, 2}});
+  Tensor kc = Tensor::host(DType::kF32, {3, 1, 1, 2});
+  Tensor vc = Tensor::host(DType::kF32, {3, 1, 1, 2});
+  reference::kv_write(f32_tensor({3, 1, 2}, {1, 0, 0, 1, 1, 0}),
+                      f32_tensor({3, 1, 2}, {1, 0, 2, 0, 3, 0}), kc, vc, *written);
+  Tensor out = Tensor::host(DType::kF32, {1, 1, 2});
+  reference::attention(f32_tensor({1, 1, 2}, {4, 0}), kc, vc,
+                       {.scale = 1.0f,
+                        .softcap = softcap,
+                        .window = window,
+                        .batch = make_batch(1, {0}, {2}, {{0, 1, 2}})},
+                       out);
+  return out.data<float>()[0];
+}
+
+TEST(ReferenceAttention, SlidingWindowSeesOnlyTheLastPositions) {
+  const double e4 = std::exp(4.0);
+  EXPECT_FLOAT_EQ(last_of_three(0, 0.0f), static_cast<float>((e4 + 2 + 3 * e4) / (2 * e4 + 1)));
+  EXPECT_FLOAT_EQ(last_of_three(3, 0.0f), last_of_three(0, 0.0f));
+  EXPECT_FLOAT_EQ(last_of_three(2, 0.0f), static_cast<float>((2 + 3 * e4) / (1 + e4)));
+  EXPECT_FLOAT_EQ(last_of_three(1, 0.0f), 3.0f);
+}
+
+TEST(ReferenceAttention, SoftcapBendsScoresBeforeTheSoftmax) {
+  const double e = std::exp(2.0 * std::tanh(2.0));  // the capped score of 4 with cap 2
+  EXPECT_FLOAT_EQ(last_of_three(0, 2.0f), static_cast<float>((e + 2 + 3 * e) / (2 * e + 1)));
+  EXPECT_FLOAT_EQ(last_of_three(2, 2.0f), static_cast<float>((2 + 3 * e) / (1 + e)));
+}
+
 // One token at position 0 whose kv head j holds value 10 * (j + 1); returns each q head's output.
 std::vector<float> grouped_heads(int heads, int kv_heads) {
   auto batch = make_batch(1, {0}, {0}, {{0}});

@@ -1,4 +1,5 @@
-// Reference swiglu, add, softmax, argmax, and run_node's dispatch and error messages.
+// Reference swiglu, geglu, scale, softcap, add, softmax, argmax, and run_node's dispatch and error
+// messages.
 
 #include <gtest/gtest.h>
 
@@ -20,6 +21,28 @@ TEST(ReferenceSwiGlu, IsSiluOfGateTimesUp) {
   EXPECT_FLOAT_EQ(out.data<float>()[0], 0.0f);
   EXPECT_FLOAT_EQ(out.data<float>()[1], static_cast<float>(2 / (1 + std::exp(-1.0))));
   EXPECT_FLOAT_EQ(out.data<float>()[2], static_cast<float>(-3 / (1 + std::exp(1.0))));
+}
+
+TEST(ReferenceGeGlu, IsTanhGeluOfGateTimesUp) {
+  Tensor out = Tensor::host(DType::kF32, {1, 3});
+  reference::geglu(f32_tensor({1, 3}, {0, 1, -2}), f32_tensor({1, 3}, {5, 2, 3}), out);
+  // gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): gelu(1) = 0.841192,
+  // gelu(-2) = -0.0454023.
+  EXPECT_FLOAT_EQ(out.data<float>()[0], 0.0f);
+  EXPECT_NEAR(out.data<float>()[1], 2 * 0.841192, 1e-6);
+  EXPECT_NEAR(out.data<float>()[2], 3 * -0.0454023, 1e-6);
+}
+
+TEST(ReferenceScaleAndSoftcap, ScaleMultipliesAndSoftcapBoundsByTheCap) {
+  Tensor x = f32_tensor({1, 4}, {0, 3, -30, 1e6f});
+  Tensor out = Tensor::host(DType::kF32, {1, 4});
+  reference::scale(x, 0.5f, out);
+  EXPECT_EQ(values_of(out), (std::vector<float>{0, 1.5f, -15, 5e5f}));
+  reference::softcap(x, 30.0f, out);
+  EXPECT_FLOAT_EQ(out.data<float>()[0], 0.0f);
+  EXPECT_FLOAT_EQ(out.data<float>()[1], static_cast<float>(30 * std::tanh(0.1)));
+  EXPECT_FLOAT_EQ(out.data<float>()[2], static_cast<float>(-30 * std::tanh(1.0)));
+  EXPECT_FLOAT_EQ(out.data<float>()[3], 30.0f);
 }
 
 TEST(ReferenceAdd, SameShapeAndRowBroadcast) {

@@ -56,6 +56,8 @@ struct Args {
   float* out;  // like q
   int64_t heads, kv_heads, head_dim;
   float scale;
+  float softcap;   // > 0: scores become softcap * tanh(score / softcap)
+  int32_t window;  // > 0: each token sees only the last `window` positions up to its own
   const PagedBatch* batch;
 };
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/attention/attention.h"
+#include "backends/cpu/simd/simd_tanh.h"
 #include "core/dtype.h"
 #include "core/fp8.h"
 #include "core/half.h"
@@ -50,7 +51,9 @@ class Kernel {
         m_(static_cast<size_t>(max_rows_)),
         l_(static_cast<size_t>(max_rows_)),
         pos_(static_cast<size_t>(max_rows_)),
+        first_(static_cast<size_t>(max_rows_)),
         active_rows_(static_cast<size_t>(max_rows_)),
+        active_hidden_(static_cast<size_t>(max_rows_)),
         active_valid_(static_cast<size_t>(max_rows_)),
         alpha_(static_cast<size_t>(max_rows_)),
         row_tmp_(static_cast<size_t>(hd_)) {}
@@ -63,17 +66,22 @@ class Kernel {
     load_queries(plan, item);
     for (int32_t begin = item.kv_begin; begin < item.kv_end; begin += kKvTile) {
       const int64_t n = std::min<int64_t>(kKvTile, item.kv_end - begin);
-      load_tile(item, begin, n);
-      in_row_groups(rows, [&]<int R>(int64_t r) { scores<R>(r); });
-      // Rows before the tile's first position (causal) have nothing to add from it.
+      // Rows before the tile's first position (causal), or whose window starts after its last,
+      // have nothing to add from it; a tile no row sees is not loaded.
       int64_t active = 0;
       for (int64_t r = 0; r < rows; ++r) {
         const int64_t valid = std::min<int64_t>(n, pos_[r] + 1 - begin);
-        if (valid <= 0) continue;
-        alpha_[active] = softmax_step(r, valid);
+        const int64_t hidden = std::max<int64_t>(0, first_[r] - begin);
+        if (hidden >= valid) continue;
         active_rows_[active] = r;
+        active_hidden_[active] = hidden;
         active_valid_[active++] = valid;
       }
+      if (active == 0) continue;
+      load_tile(item, begin, n);
+      in_row_groups(rows, [&]<int R>(int64_t r) { scores<R>(r); });
+      for (int64_t i = 0; i < active; ++i)
+        alpha_[i] = softmax_step(active_rows_[i], active_hidden_[i], active_valid_[i]);
       in_row_groups(active, [&]<int R>(int64_t i) { accumulate_pv<R>(i); });
     }
     if (item.partial < 0) {
@@ -132,6 +140,7 @@ class Kernel {
       for (int64_t g = 0; g < group_; ++g) {
         const int64_t r = i * group_ + g;
         pos_[r] = a_.batch->token_pos[t];
+        first_[r] = first_attended(a_.window, pos_[r]);
         m_[r] = kNegInf;
         l_[r] = 0.0f;
         std::fill_n(acc_.data() + r * hdp_, hdp_, 0.0f);
@@ -225,11 +234,17 @@ class Kernel {
       for (int c = 0; c < kCols; ++c) S::store(s_.data() + (r + i) * kKvTile + c * kW, acc[i][c]);
   }
 
-  // Online softmax step for one row over its first `valid` positions: its scores become
-  // p = exp(s - m_new), and the result is exp(m_old - m_new), the factor by which the row's
-  // accumulator must shrink before p · V is added.
-  float softmax_step(int64_t r, int64_t valid) {
+  // Online softmax step for one row over its positions [hidden, valid): its scores become
+  // p = exp(s - m_new), the others 0, and the result is exp(m_old - m_new), the factor by which
+  // the row's accumulator must shrink before p · V is added.
+  float softmax_step(int64_t r, int64_t hidden, int64_t valid) {
     float* s = s_.data() + r * kKvTile;
+    if (a_.softcap > 0.0f) {
+      const V cap = S::set1(a_.softcap), inv = S::set1(1.0f / a_.softcap);
+      for (int c = 0; c < kCols; ++c)
+        S::store(s + c * kW, S::mul(cap, simd_tanh<S>(S::mul(S::load(s + c * kW), inv))));
+    }
+    for (int64_t j = 0; j < hidden; ++j) s[j] = kNegInf;
     for (int64_t j = valid; j < kKvTile; ++j) s[j] = kNegInf;
     V mv = S::load(s);
     for (int c = 1; c < kCols; ++c) mv = S::max(mv, S::load(s + c * kW));
@@ -292,9 +307,10 @@ class Kernel {
   const size_t head_bytes_;  // one head's K or V row in the cache's type
   const int64_t max_rows_;
   std::vector<float> q_, kt_, v_, s_, acc_, m_, l_;
-  std::vector<int32_t> pos_;
-  // This tile's rows with positions to add: their index, valid position count and rescale.
-  std::vector<int64_t> active_rows_, active_valid_;
+  std::vector<int32_t> pos_, first_;  // per row: its position and the first one it attends to
+  // This tile's rows with positions to add: their index, how many of the tile's positions lie
+  // before their window and how many up to their own, and their rescale.
+  std::vector<int64_t> active_rows_, active_hidden_, active_valid_;
   std::vector<float> alpha_;
   std::vector<float> row_tmp_;
   const std::array<float, 256>& fp8_table_ = fp8_e4m3_table();

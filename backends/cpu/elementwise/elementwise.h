@@ -18,6 +18,12 @@ struct RowKernels {
   void (*scale_mul)(const float* x, float s, const float* w, float* o, int64_t n);
   // o = g * sigmoid(g) * u
   void (*swiglu)(const float* g, const float* u, float* o, int64_t n);
+  // o = gelu(g) * u, GELU in its tanh form
+  void (*geglu)(const float* g, const float* u, float* o, int64_t n);
+  // o = x * s
+  void (*scale)(const float* x, float s, float* o, int64_t n);
+  // o = cap * tanh(x / cap)
+  void (*softcap)(const float* x, float cap, float* o, int64_t n);
   void (*softmax)(const float* x, float* o, int64_t n);
 };
 

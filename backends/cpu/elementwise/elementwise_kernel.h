@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "backends/cpu/elementwise/elementwise.h"
+#include "backends/cpu/simd/simd_tanh.h"
 
 namespace baton::cpu {
 
@@ -73,6 +74,30 @@ struct RowKernelsFor {
     });
   }
 
+  // GELU in its tanh form, 0.5 g (1 + tanh(sqrt(2/pi) (g + 0.044715 g^3))), times u.
+  static void geglu(const float* g, const float* u, float* o, int64_t n) {
+    const V half = S::set1(0.5f), one = S::set1(1.0f);
+    const V sqrt_2_over_pi = S::set1(0.7978845608f), cubic = S::set1(0.044715f);
+    for_vectors(n, [&](int64_t i, int64_t w) {
+      const V x = load(g + i, w);
+      const V inner = S::mul(sqrt_2_over_pi, S::fmadd(S::mul(cubic, x), S::mul(x, x), x));
+      const V gelu = S::mul(S::mul(half, x), S::add(one, simd_tanh<S>(inner)));
+      store(o + i, S::mul(gelu, load(u + i, w)), w);
+    });
+  }
+
+  static void scale(const float* x, float s, float* o, int64_t n) {
+    const V sv = S::set1(s);
+    for_vectors(n, [&](int64_t i, int64_t w) { store(o + i, S::mul(load(x + i, w), sv), w); });
+  }
+
+  static void softcap(const float* x, float cap, float* o, int64_t n) {
+    const V c = S::set1(cap), inv = S::set1(1.0f / cap);
+    for_vectors(n, [&](int64_t i, int64_t w) {
+      store(o + i, S::mul(c, simd_tanh<S>(S::mul(load(x + i, w), inv))), w);
+    });
+  }
+
   static void softmax(const float* x, float* o, int64_t n) {
     // Masked lanes load as 0, which must not take part in the max or the sum.
     V mv = S::set1(x[0]);
@@ -97,7 +122,8 @@ struct RowKernelsFor {
   }
 
   static constexpr RowKernels table() {
-    return {&add, &add_sum_squares, &sum_squares, &scale_mul, &swiglu, &softmax};
+    return {&add,   &add_sum_squares, &sum_squares, &scale_mul, &swiglu,
+            &geglu, &scale,           &softcap,     &softmax};
   }
 };
 

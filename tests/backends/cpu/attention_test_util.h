@@ -28,6 +28,8 @@ struct AttentionCase {
   int block_size;
   DType cache_dtype;
   std::vector<Sequence> seqs;
+  float softcap = 0.0f;  // AttentionParams::softcap
+  int32_t window = 0;    // AttentionParams::window
 };
 
 inline void PrintTo(const AttentionCase& c, std::ostream* os) {

@@ -2,8 +2,9 @@
 // multiples of the query and KV tiles, head_dim 7, 64 and 128, MHA/GQA/MQA, several sequences
 // with scattered block tables, chunked prefill on a cache that already holds earlier tokens,
 // decode over contexts of 1 to 2000 positions (short, at and around the split length, long),
-// f32, f16, bf16, q8_0, fp8 and int8 caches. run_cpu also checks that 1 and 2 threads agree bit for
-// bit, which holds because the work split depends only on the batch.
+// f32, f16, bf16, q8_0, fp8 and int8 caches, soft-capped scores and sliding windows. run_cpu also
+// checks that 1 and 2 threads agree bit for bit, which holds because the work split depends only on
+// the batch.
 
 #include <gtest/gtest.h>
 
@@ -43,6 +44,8 @@ TEST_P(CpuAttentionIsa, MatchesReference) {
   // Queries up to 3 make scores of several units, so the softmax is far from uniform.
   const Tensor q = testing::random_f32({n, c.heads, c.head_dim}, 95, -3.0f, 3.0f);
   const AttentionParams params{.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim)),
+                               .softcap = c.softcap,
+                               .window = c.window,
                                .batch = batch};
   Tensor ref = Tensor::host(DType::kF32, q.shape());
   reference::attention(q, k_cache, v_cache, params, ref);
@@ -76,6 +79,26 @@ std::vector<AttentionCase> cases() {
   out.push_back({"mixed_fp8_head_dim_7", 6, 2, 7, 16, fp8, {{300, 1}, {0, 19}}});
   out.push_back({"mixed_bf16_head_dim_7", 6, 2, 7, 16, bf16, {{300, 1}, {0, 19}}});
   out.push_back({"mixed_int8_head_dim_7", 6, 2, 7, 16, int8, {{300, 1}, {0, 19}}});
+  // Gemma 2: a soft-cap small enough that tanh bends the scores, and sliding windows that start
+  // inside a KV tile, span several, cover whole decode splits (which then add nothing) or hold
+  // only the token itself.
+  out.push_back({"softcap_prefill_300", 8, 2, 64, 16, f32, {{0, 300}}, 2.0f});
+  out.push_back({"window_40_prefill_300", 8, 2, 64, 16, f32, {{0, 300}}, 0.0f, 40});
+  out.push_back(
+      {"window_20_chunked_prefill", 8, 2, 64, 16, f16, {{100, 37}, {31, 17}, {0, 3}}, 0.0f, 20});
+  out.push_back({"window_100_decode_long_softcap", 4, 4, 128, 16, f32, {{1999, 1}}, 2.0f, 100});
+  out.push_back({"window_256_decode_split_contexts",
+                 8,
+                 2,
+                 64,
+                 16,
+                 f32,
+                 {{255, 1}, {256, 1}, {511, 1}, {700, 1}},
+                 0.0f,
+                 256});
+  out.push_back({"window_1_mixed", 8, 2, 64, 16, f32, {{600, 1}, {0, 19}}, 0.0f, 1});
+  out.push_back(
+      {"window_33_softcap_mixed_q8_0", 8, 2, 64, 16, q8_0, {{600, 1}, {0, 19}, {40, 1}}, 5.0f, 33});
   return out;
 }
 

@@ -1,6 +1,6 @@
-// CPU rms_norm, rope, swiglu, add, softmax and argmax against the reference on random inputs.
-// Row lengths include 1 and sizes that are not multiples of 4, 8 or 16. Every test runs once per
-// ISA level this machine supports.
+// CPU rms_norm, rope, swiglu, geglu, scale, softcap, add, softmax and argmax against the reference
+// on random inputs. Row lengths include 1 and sizes that are not multiples of 4, 8 or 16. Every
+// test runs once per ISA level this machine supports.
 
 #include <gtest/gtest.h>
 
@@ -75,6 +75,41 @@ TEST_P(CpuElementwise, SwiGluMatchesReference) {
     reference::swiglu(gate, up, ref);
     // The vector exp is within 2 ulp (simd_exp.h), then one division and two products.
     expect_close(out, ref, 1e-5, 1e-7);
+  }
+}
+
+TEST_P(CpuElementwise, GeGluMatchesReference) {
+  for (const Shape& shape : kRowShapes) {
+    Tensor gate = random_f32(shape, 52, -12.0f, 12.0f);
+    Tensor up = random_f32(shape, 53);
+    Tensor out = run_cpu([&](Graph& g) { return g.geglu(gate, up); });
+    Tensor ref = Tensor::host(DType::kF32, shape);
+    reference::geglu(gate, up, ref);
+    // tanh from the vector exp (simd_tanh.h) has an absolute error of a few 1e-8 near 0, which
+    // 0.5 * gate * |up| < 6 scales to below 1e-6.
+    expect_close(out, ref, 1e-5, 1e-6);
+  }
+}
+
+TEST_P(CpuElementwise, ScaleMatchesReferenceExactly) {
+  for (const Shape& shape : kRowShapes) {
+    Tensor x = random_f32(shape, 54);
+    Tensor out = run_cpu([&](Graph& g) { return g.scale(x, 45.25f); });
+    Tensor ref = Tensor::host(DType::kF32, shape);
+    reference::scale(x, 45.25f, ref);
+    expect_identical(out, ref);  // one product rounded once either way
+  }
+}
+
+TEST_P(CpuElementwise, SoftcapMatchesReference) {
+  for (const Shape& shape : kRowShapes) {
+    // Logits far beyond the cap (saturated), near it and near 0.
+    Tensor x = random_f32(shape, 55, -200.0f, 200.0f);
+    Tensor out = run_cpu([&](Graph& g) { return g.softcap(x, 30.0f); });
+    Tensor ref = Tensor::host(DType::kF32, shape);
+    reference::softcap(x, 30.0f, ref);
+    // 30 * tanh with the tanh's few-1e-8 absolute error.
+    expect_close(out, ref, 1e-5, 2e-6);
   }
 }
 

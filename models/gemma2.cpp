@@ -1,0 +1,131 @@
+#include "models/gemma2.h"
+
+#include <cmath>
+
+#include "baton/error.h"
+#include "models/decoder_model.h"
+#include "models/model_config.h"
+
+namespace baton {
+namespace {
+
+constexpr const char* kArch = "gemma2";
+
+struct Gemma2Layer {
+  DecoderLayerWeights w;
+  Tensor attn_post_norm, ffn_post_norm;
+};
+
+class Gemma2Model final : public Model {
+ public:
+  Gemma2Model(Backend& backend, ModelConfig config, EmbeddingWeights embeddings,
+              std::vector<Gemma2Layer> layers)
+      : backend_(backend),
+        config_(std::move(config)),
+        embeddings_(std::move(embeddings)),
+        layers_(std::move(layers)) {}
+
+  const ModelConfig& config() const override { return config_; }
+
+  Tensor build_step(Graph& graph, const StepInput& input, const KvTensors& kv) const override {
+    StepGraph g(graph, backend_, config_, input, kv);
+    Tensor x = g.scale(g.embed(embeddings_.token_embd, "token_embd"),
+                       std::sqrt(static_cast<float>(config_.n_embd)), "token_embd_scaled");
+    for (int32_t i = 0; i < config_.n_layer; ++i) x = layer(g, x, layers_[i], i);
+    return g.logits(x, embeddings_.output_norm, embeddings_.output);
+  }
+
+ private:
+  static Tensor layer(StepGraph& g, const Tensor& x, const Gemma2Layer& l, int32_t i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    const Tensor attn = g.self_attention(g.norm(x, l.w.attn_norm, p + "attn_norm"), l.w.attn, i, p);
+    const Tensor mid =
+        g.add(x, g.norm(attn, l.attn_post_norm, p + "attn_post_norm"), p + "attn_residual");
+    const Tensor ffn =
+        g.gated_ffn(g.norm(mid, l.w.ffn_norm, p + "ffn_norm"), l.w.ffn, GateActivation::kGelu, p);
+    return g.add(mid, g.norm(ffn, l.ffn_post_norm, p + "ffn_post_norm"), p + "ffn_residual");
+  }
+
+  Backend& backend_;
+  ModelConfig config_;
+  EmbeddingWeights embeddings_;
+  std::vector<Gemma2Layer> layers_;
+};
+
+std::string key(const std::string& suffix) {
+  return std::string(kArch) + "." + suffix;
+}
+
+// Which layers use the sliding window: a bool per layer, or a period n whose last layer in each
+// n is global (llama.cpp's reading; Gemma 2's default 2 makes the even layers local).
+std::vector<bool> sliding_window_layers(const gguf::GgufFile& file, int32_t n_layer) {
+  const std::string pattern_key = key("attention.sliding_window_pattern");
+  const gguf::Value* pattern = file.find(pattern_key);
+  std::vector<bool> layers(static_cast<size_t>(n_layer));
+  if (pattern && pattern->type == gguf::ValueType::kArray) {
+    const auto& items = std::get<gguf::Array>(pattern->data).items;
+    if (items.size() != layers.size() ||
+        std::get<gguf::Array>(pattern->data).element_type != gguf::ValueType::kBool) {
+      throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": " +
+                                                    pattern_key + " must hold one bool per layer");
+    }
+    for (size_t i = 0; i < items.size(); ++i) layers[i] = std::get<bool>(items[i].data);
+    return layers;
+  }
+  const int64_t period = pattern ? file.get_int(pattern_key) : 2;
+  if (period < 0) {
+    throw Error(ErrorCategory::kInvalidModel,
+                file.path().filename().string() + ": " + pattern_key + " must not be negative");
+  }
+  for (int32_t i = 0; i < n_layer; ++i) layers[i] = period == 0 || i % period < period - 1;
+  return layers;
+}
+
+ModelConfig read_config(const gguf::GgufFile& file) {
+  ModelConfig c = read_model_config(file);
+  c.rope.mode = RopeMode::kNeox;
+  // Defaults are Gemma 2's published values, as llama.cpp assumes them.
+  c.attn_softcap =
+      static_cast<float>(file.find_float(key("attn_logit_softcapping")).value_or(50.0));
+  c.final_softcap =
+      static_cast<float>(file.find_float(key("final_logit_softcapping")).value_or(30.0));
+  const int64_t window = file.find_int(key("attention.sliding_window")).value_or(4096);
+  if (!(c.attn_softcap >= 0.0f) || !(c.final_softcap >= 0.0f) || window <= 0 ||
+      window > (int64_t{1} << 30)) {
+    throw Error(
+        ErrorCategory::kInvalidModel,
+        file.path().filename().string() +
+            ": gemma2 soft-caps must not be negative and the sliding window must be positive");
+  }
+  c.sliding_window = static_cast<int32_t>(window);
+  c.swa_layers = sliding_window_layers(file, c.n_layer);
+  // Query scaling: the file's attention.scale when present; otherwise llama.cpp's rule, which
+  // follows Gemma's reference code: 1/sqrt(n_embd / n_head) for the 27B model (46 layers, whose
+  // query_pre_attn_scalar is that), 1/sqrt(head_dim) for the others.
+  const bool is_27b = c.n_layer == 46;
+  c.attn_scale =
+      static_cast<float>(file.find_float(key("attention.scale"))
+                             .value_or(1.0 / std::sqrt(is_27b ? c.n_embd / c.n_head : c.head_dim)));
+  return c;
+}
+
+}  // namespace
+
+std::unique_ptr<Model> load_gemma2(const gguf::GgufFile& file, Backend& backend) {
+  ModelConfig config = read_config(file);
+  const WeightLoader load(file, backend);
+  config.n_vocab = static_cast<int32_t>(load.shape_2d("token_embd.weight")[0]);
+  EmbeddingWeights embeddings = load.embeddings(config.n_vocab, config.n_embd);
+  std::vector<Gemma2Layer> layers;
+  for (int32_t i = 0; i < config.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    layers.push_back(
+        {.w = load_decoder_layer(load, config, i),
+         .attn_post_norm = load.get_f32(p + "post_attention_norm.weight", {config.n_embd}),
+         .ffn_post_norm = load.get_f32(p + "post_ffw_norm.weight", {config.n_embd})});
+  }
+  return std::make_unique<Gemma2Model>(backend, std::move(config), std::move(embeddings),
+                                       std::move(layers));
+}
+
+}  // namespace baton
