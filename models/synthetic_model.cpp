@@ -46,6 +46,27 @@ const std::map<std::string, SyntheticShape, std::less<>>& known_shapes() {
         .rope_freq_base = 1000000.0f,
         .rms_eps = 1e-6f,
         .tied_embeddings = true}},
+      {"phi3-mini",
+       {.architecture = "phi3",
+        .n_embd = 3072,
+        .n_layer = 32,
+        .n_head = 32,
+        .n_head_kv = 32,
+        .n_ff = 8192,
+        .n_vocab = 32064,
+        .n_ctx = 4096}},
+      {"gemma2-2b",
+       {.architecture = "gemma2",
+        .n_embd = 2304,
+        .n_layer = 26,
+        .n_head = 8,
+        .n_head_kv = 4,
+        .head_dim = 256,
+        .n_ff = 9216,
+        .n_vocab = 256000,
+        .n_ctx = 8192,
+        .rms_eps = 1e-6f,
+        .tied_embeddings = true}},
   };
   return kShapes;
 }
@@ -78,20 +99,26 @@ void check_block_size(const SyntheticShape& s, DType type) {
 }
 
 void check_shape(const SyntheticShape& s) {
-  const std::pair<const char*, int32_t> dims[] = {{"n_embd", s.n_embd}, {"n_layer", s.n_layer},
-                                                  {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
-                                                  {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
-                                                  {"ctx", s.n_ctx}};
+  const std::pair<const char*, int32_t> dims[] = {
+      {"n_embd", s.n_embd}, {"n_layer", s.n_layer},
+      {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
+      {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
+      {"ctx", s.n_ctx},     {"sliding_window", s.sliding_window}};
   for (const auto& [name, value] : dims) {
     if (value <= 0)
       invalid(std::string(name) + " = " + std::to_string(value) + " must be positive");
   }
-  if (s.architecture != "llama" && s.architecture != "qwen2") {
-    invalid("architecture '" + s.architecture + "' cannot be synthesized (use llama or qwen2)");
+  if (s.architecture != "llama" && s.architecture != "qwen2" && s.architecture != "phi3" &&
+      s.architecture != "gemma2") {
+    invalid("architecture '" + s.architecture +
+            "' cannot be synthesized (use llama, qwen2, phi3 or gemma2)");
   }
-  if (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0) {
+  if (s.head_dim == 0 && (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0)) {
     invalid("n_embd " + std::to_string(s.n_embd) + " is not an even head size times n_head " +
             std::to_string(s.n_head));
+  }
+  if (s.head_dim < 0 || s.head_dim % 2 != 0) {
+    invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
   }
   if (s.n_head % s.n_head_kv != 0) {
     invalid("n_head " + std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
@@ -257,7 +284,7 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
     check_block_size(s, *options.output_type);
   }
   if (options.vocab_from.empty()) add_generated_vocabulary(writer, s.n_vocab);
-  const int32_t head_dim = s.n_embd / s.n_head;
+  const int32_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
   writer.add_uint32(a + ".vocab_size", s.n_vocab);
   writer.add_uint32(a + ".context_length", s.n_ctx);
   writer.add_uint32(a + ".embedding_length", s.n_embd);
@@ -268,6 +295,13 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   writer.add_uint32(a + ".attention.head_count_kv", s.n_head_kv);
   writer.add_float32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
   writer.add_float32(a + ".rope.freq_base", s.rope_freq_base);
+  if (a == "gemma2") {
+    writer.add_uint32(a + ".attention.key_length", head_dim);
+    writer.add_uint32(a + ".attention.value_length", head_dim);
+    writer.add_float32(a + ".attn_logit_softcapping", 50.0f);
+    writer.add_float32(a + ".final_logit_softcapping", 30.0f);
+    writer.add_uint32(a + ".attention.sliding_window", s.sliding_window);
+  }
 
   TensorList t(writer, options);
   const int64_t q_dim = int64_t{s.n_head} * head_dim;
@@ -280,19 +314,29 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   for (int32_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     t.norm(p + "attn_norm.weight", s.n_embd);
-    t.matrix(p + "attn_q.weight", q_dim, s.n_embd);
-    t.matrix(p + "attn_k.weight", kv_dim, s.n_embd);
-    t.matrix(p + "attn_v.weight", kv_dim, s.n_embd);
+    if (a == "phi3") {
+      t.matrix(p + "attn_qkv.weight", q_dim + 2 * kv_dim, s.n_embd);
+    } else {
+      t.matrix(p + "attn_q.weight", q_dim, s.n_embd);
+      t.matrix(p + "attn_k.weight", kv_dim, s.n_embd);
+      t.matrix(p + "attn_v.weight", kv_dim, s.n_embd);
+    }
     if (a == "qwen2") {
       t.bias(p + "attn_q.bias", q_dim);
       t.bias(p + "attn_k.bias", kv_dim);
       t.bias(p + "attn_v.bias", kv_dim);
     }
     t.matrix(p + "attn_output.weight", s.n_embd, q_dim);
+    if (a == "gemma2") t.norm(p + "post_attention_norm.weight", s.n_embd);
     t.norm(p + "ffn_norm.weight", s.n_embd);
-    t.matrix(p + "ffn_gate.weight", s.n_ff, s.n_embd);
-    t.matrix(p + "ffn_up.weight", s.n_ff, s.n_embd);
+    if (a == "phi3") {
+      t.matrix(p + "ffn_up.weight", 2 * int64_t{s.n_ff}, s.n_embd);
+    } else {
+      t.matrix(p + "ffn_gate.weight", s.n_ff, s.n_embd);
+      t.matrix(p + "ffn_up.weight", s.n_ff, s.n_embd);
+    }
     t.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
+    if (a == "gemma2") t.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
   t.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);

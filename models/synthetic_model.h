@@ -15,20 +15,25 @@
 namespace baton {
 
 struct SyntheticShape {
-  std::string architecture = "llama";  // "llama" or "qwen2" (q/k/v biases, neox rope)
+  // "llama"; "qwen2" (q/k/v biases); "phi3" (q/k/v fused into attn_qkv, gate and up into
+  // ffn_up); "gemma2" (post-norms, soft-capping and sliding-window keys at Gemma 2's values)
+  std::string architecture = "llama";
   int32_t n_embd = 0;
   int32_t n_layer = 0;
   int32_t n_head = 0;
   int32_t n_head_kv = 0;
+  int32_t head_dim = 0;  // 0: n_embd / n_head
   int32_t n_ff = 0;
   int32_t n_vocab = 0;
   int32_t n_ctx = 2048;
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-5f;
-  bool tied_embeddings = false;  // no output.weight: the output projection reuses token_embd
+  bool tied_embeddings = false;   // no output.weight: the output projection reuses token_embd
+  int32_t sliding_window = 4096;  // gemma2: the window of its even layers
 };
 
-// The shapes `baton synth` knows by name: tinyllama-1.1b, llama-110m, qwen2-0.5b.
+// The shapes `baton synth` knows by name: tinyllama-1.1b, llama-110m, qwen2-0.5b, phi3-mini,
+// gemma2-2b.
 std::vector<std::string> synthetic_shape_names();
 std::optional<SyntheticShape> synthetic_shape(std::string_view name);
 

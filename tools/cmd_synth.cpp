@@ -18,7 +18,8 @@ struct SynthFlags {
   std::string type = "f16";
   std::string output_type;
   std::string arch;
-  std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, n_ff, n_vocab, n_ctx;
+  std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx,
+      sliding_window;
   std::string vocab_from;
   std::string name;
   uint64_t seed = 0;
@@ -70,15 +71,17 @@ SyntheticShape resolve_shape(const SynthFlags& f) {
   }
   if (!f.arch.empty()) {
     s.architecture = f.arch;
-    s.tied_embeddings = f.arch == "qwen2";
+    s.tied_embeddings = f.arch == "qwen2" || f.arch == "gemma2";
   }
   s.n_embd = f.n_embd.value_or(s.n_embd);
   s.n_layer = f.n_layer.value_or(s.n_layer);
   s.n_head = f.n_head.value_or(s.n_head);
   s.n_head_kv = f.n_head_kv.value_or(s.n_head_kv > 0 ? s.n_head_kv : s.n_head);
+  s.head_dim = f.head_dim.value_or(f.n_embd || f.n_head ? 0 : s.head_dim);
   s.n_ff = f.n_ff.value_or(s.n_ff);
   s.n_vocab = f.n_vocab.value_or(s.n_vocab);
   s.n_ctx = f.n_ctx.value_or(s.n_ctx);
+  s.sliding_window = f.sliding_window.value_or(s.sliding_window);
   return s;
 }
 
@@ -96,14 +99,19 @@ Action add_synth_command(CLI::App& app) {
   cmd->add_option("--output-type", f->output_type,
                   "type of output.weight (token_embd.weight when tied), as llama-quantize's "
                   "--output-tensor-type; default: --type");
-  cmd->add_option("--arch", f->arch, "llama or qwen2 (qwen2: q/k/v biases, tied embeddings)");
+  cmd->add_option("--arch", f->arch,
+                  "llama, qwen2 (q/k/v biases, tied embeddings), phi3 (fused attn_qkv and "
+                  "gate+up) or gemma2 (post-norms, soft-caps, sliding window, tied embeddings)");
   cmd->add_option("--n-embd", f->n_embd, "embedding size");
   cmd->add_option("--n-layer", f->n_layer, "layers");
   cmd->add_option("--n-head", f->n_head, "attention heads");
   cmd->add_option("--n-head-kv", f->n_head_kv, "KV heads (default: n-head)");
+  cmd->add_option("--head-dim", f->head_dim, "size of one head (default: n-embd / n-head)");
   cmd->add_option("--n-ff", f->n_ff, "feed-forward size");
   auto* vocab = cmd->add_option("--n-vocab", f->n_vocab, "vocabulary size (default 32000)");
   cmd->add_option("--ctx", f->n_ctx, "trained context length");
+  cmd->add_option("--sliding-window", f->sliding_window,
+                  "gemma2: positions its sliding-window layers see (default 4096)");
   cmd->add_option("--vocab-from", f->vocab_from,
                   "GGUF whose tokenizer metadata and vocabulary size to use")
       ->excludes(vocab);

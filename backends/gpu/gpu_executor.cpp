@@ -135,6 +135,9 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
 
 void run_nodes(const Context& ctx, std::span<const Node> nodes, const StepMetadata& meta) {
   for (size_t i = 0; i < nodes.size(); ++i) {
+    // A step none of whose tokens needs logits has empty logit nodes; a kernel launched over zero
+    // rows would be an invalid grid.
+    if (nodes[i].output.defined() && nodes[i].output.numel() == 0) continue;
     try {
       run_node(ctx, nodes[i], i, meta[i]);
     } catch (const Error& e) {

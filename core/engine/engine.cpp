@@ -241,8 +241,10 @@ std::vector<float> Engine::run_batch(const StepPlan& plan, const StepInput& batc
   for (const auto& [source, destination] : plan.block_copies) {
     cache_.copy_block(source, destination, backend_);
   }
+  // A step whose chunks all stop short of their prompt's end needs no logits, but it must still
+  // run: its tokens' K/V are what the next chunk attends to.
   const std::vector<float> logits =
-      batch.logit_rows.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, batch);
+      batch.tokens.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, batch);
   if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());
   return logits;

@@ -80,6 +80,18 @@ TEST_F(EngineBatching, ChunkedPrefillUnderATinyTokenBudgetKeepsOutputsUnchanged)
   EXPECT_EQ(tokens_of(llm.generate(kPrompts, greedy(16))), alone(16));
 }
 
+// A lone prompt split into chunks: no step but the last needs logits, and every one must still
+// run, or the next chunk attends to K/V that were never written.
+TEST_F(EngineBatching, ChunkedPrefillOfALonePromptKeepsItsOutput) {
+  LLMOptions o = options();
+  o.max_batch_tokens = 3;
+  LLM chunked(o), whole(options());
+  const std::string& prompt = kPrompts.back();
+  const GenerationOutput a = chunked.generate(prompt, greedy(16));
+  ASSERT_GT(a.prompt_tokens.size(), 9u) << "the prompt must take several chunks";
+  EXPECT_EQ(a.tokens, whole.generate(prompt, greedy(16)).tokens);
+}
+
 TEST_F(EngineBatching, SharedSystemPromptIsComputedOnce) {
   std::string system = "Hear, O Israel: The LORD our God is one LORD.";
   while (system.size() < 800)

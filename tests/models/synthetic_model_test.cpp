@@ -30,7 +30,17 @@ SyntheticShape tiny_shape(const std::string& arch = "llama") {
                         .n_ff = 128,
                         .n_vocab = 320,
                         .n_ctx = 256,
-                        .tied_embeddings = arch == "qwen2"};
+                        .tied_embeddings = arch == "qwen2" || arch == "gemma2"};
+}
+
+// Greedy tokens of a loaded synthetic model, which must run.
+std::vector<int32_t> generate_three(const std::filesystem::path& path) {
+  LLM llm(LLMOptions{.model = path.string(), .backend = "cpu", .threads = 1});
+  GenerationParams greedy;
+  greedy.sampling.temperature = 0.0f;
+  greedy.max_tokens = 3;
+  greedy.ignore_eos = true;
+  return llm.generate("a", greedy).tokens;
 }
 
 std::vector<char> file_bytes(const std::filesystem::path& path) {
@@ -104,12 +114,35 @@ TEST(SyntheticModel, Qwen2HasF32QkvBiasesAndTiedEmbeddings) {
   }
   // Without --vocab-from: a generated SentencePiece vocabulary of the shape's size.
   EXPECT_EQ(file.get_string_array("tokenizer.ggml.tokens").size(), 320u);
-  LLM llm(LLMOptions{.model = out.path().string(), .backend = "cpu", .threads = 1});
-  GenerationParams greedy;
-  greedy.sampling.temperature = 0.0f;
-  greedy.max_tokens = 3;
-  greedy.ignore_eos = true;
-  EXPECT_EQ(llm.generate("a", greedy).tokens.size(), 3u);
+  EXPECT_EQ(generate_three(out.path()).size(), 3u);
+}
+
+TEST(SyntheticModel, Phi3FusesQkvAndGateUpAsLlamaCppDoes) {
+  TempFile out("phi3.gguf");
+  write_synthetic_model({.shape = tiny_shape("phi3"), .weight_type = DType::kQ8_0}, out.path());
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.find_tensor("blk.0.attn_qkv.weight")->shape, (Shape{64 + 2 * 32, 64}));
+  EXPECT_EQ(file.find_tensor("blk.0.ffn_up.weight")->shape, (Shape{2 * 128, 64}));
+  EXPECT_EQ(file.find_tensor("blk.0.attn_q.weight"), nullptr);
+  EXPECT_EQ(file.find_tensor("blk.0.ffn_gate.weight"), nullptr);
+  EXPECT_EQ(generate_three(out.path()).size(), 3u);
+}
+
+TEST(SyntheticModel, Gemma2HasPostNormsSoftcapsWindowAndItsOwnHeadSize) {
+  TempFile out("gemma2.gguf");
+  SyntheticShape shape = tiny_shape("gemma2");
+  shape.head_dim = 32;  // not n_embd / n_head, as in Gemma 2
+  write_synthetic_model({.shape = shape, .weight_type = DType::kF16}, out.path());
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_int("gemma2.attention.key_length"), 32);
+  EXPECT_EQ(file.get_float("gemma2.attn_logit_softcapping"), 50.0);
+  EXPECT_EQ(file.get_float("gemma2.final_logit_softcapping"), 30.0);
+  EXPECT_EQ(file.get_int("gemma2.attention.sliding_window"), 4096);
+  EXPECT_EQ(file.find_tensor("blk.1.attn_q.weight")->shape, (Shape{4 * 32, 64}));
+  EXPECT_NE(file.find_tensor("blk.1.post_attention_norm.weight"), nullptr);
+  EXPECT_NE(file.find_tensor("blk.1.post_ffw_norm.weight"), nullptr);
+  EXPECT_EQ(file.find_tensor("output.weight"), nullptr);
+  EXPECT_EQ(generate_three(out.path()).size(), 3u);
 }
 
 TEST(SyntheticModel, SameSeedSameBytesOtherSeedOtherWeights) {
@@ -135,8 +168,13 @@ TEST(SyntheticModel, NamedShapesMatchTheirModels) {
   EXPECT_EQ(qwen->architecture, "qwen2");
   EXPECT_EQ(qwen->n_vocab, 151936);
   EXPECT_TRUE(qwen->tied_embeddings);
+  const std::optional<SyntheticShape> gemma = synthetic_shape("gemma2-2b");
+  ASSERT_TRUE(gemma);
+  EXPECT_EQ(gemma->head_dim, 256);
+  EXPECT_EQ(gemma->n_vocab, 256000);
+  EXPECT_EQ(synthetic_shape("phi3-mini")->n_ff, 8192);
   EXPECT_FALSE(synthetic_shape("gpt-5"));
-  EXPECT_EQ(synthetic_shape_names().size(), 3u);
+  EXPECT_EQ(synthetic_shape_names().size(), 5u);
 }
 
 TEST(SyntheticModel, RejectsBadDimensionsNamingThem) {
