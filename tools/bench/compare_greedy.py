@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Greedy generation of Baton against llama.cpp's `llama-server` on the same GGUF file.
 
-Each prompt is completed greedily by `baton batch` and by llama-server's /v1/completions, both
+Each prompt is completed greedily by `baton batch` and by llama-server's /completion, both
 with the top two log-probabilities per token, and the token ids are compared. They must agree
 wherever llama.cpp's top-2 margin (the difference of the two largest logits) exceeds --margin; at
 the first token where the margin is smaller, either choice is right, so the comparison of that
@@ -34,15 +34,26 @@ def margin(logprobs):
 
 
 def llama_complete(url, prompt, n):
-    """[(token id, top-2 margin)] of a greedy completion by llama-server."""
-    body = json.dumps({"prompt": prompt, "max_tokens": n, "temperature": 0, "logprobs": 2,
-                       "ignore_eos": True}).encode()
-    request = urllib.request.Request(url + "/v1/completions", body,
+    """[(token id, top-2 margin)] of a greedy completion by llama-server's /completion."""
+    body = json.dumps({"prompt": prompt, "n_predict": n, "temperature": 0, "n_probs": 2,
+                       "return_tokens": True, "ignore_eos": True}).encode()
+    request = urllib.request.Request(url + "/completion", body,
                                      {"Content-Type": "application/json"})
     with urllib.request.urlopen(request, timeout=600) as answer:
-        content = json.load(answer)["choices"][0]["logprobs"]["content"]
-    return [(step["id"], margin([t["logprob"] for t in step["top_logprobs"]]))
-            for step in content]
+        result = json.load(answer)
+    # llama-server leaves out the probabilities of a token that ends inside a UTF-8 character
+    # (it reports them with the next one), so they are matched to the ids; such a token's margin
+    # is unknown and it must agree.
+    probabilities = iter(result["completion_probabilities"])
+    entry = next(probabilities, None)
+    steps = []
+    for token in result["tokens"]:
+        if entry is not None and entry["id"] == token:
+            steps.append((token, margin([t["logprob"] for t in entry["top_logprobs"]])))
+            entry = next(probabilities, None)
+        else:
+            steps.append((token, float("inf")))
+    return steps
 
 
 def baton_complete(args, prompts):
@@ -76,7 +87,7 @@ def llama_all(args, prompts):
     # An f32 KV cache like Baton's default, so that the cache rounds neither side.
     process = subprocess.Popen(
         [args.llama_server, "-m", args.model, "--port", str(PORT_LLAMA), "-t", str(args.t), "-np",
-         "1", "-c", str(4 * args.n + 256), "-ctk", "f32", "-ctv", "f32"],
+         "1", "-c", str(4 * args.n + 256), "-ctk", "f32", "-ctv", "f32", "-fa", "off"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(url, process)
