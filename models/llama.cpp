@@ -7,19 +7,6 @@
 namespace baton {
 namespace {
 
-// Llama 3's per-dimension rope frequency factors, read on the host: they become op parameters,
-// not a device tensor.
-void read_rope_freqs(const gguf::GgufFile& file, RopeParams& rope) {
-  if (!file.find_tensor("rope_freqs.weight")) return;
-  const Tensor factors = file.tensor("rope_freqs.weight");
-  if (factors.dtype() != DType::kF32 || factors.shape() != Shape{rope.n_rot / 2}) {
-    throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() +
-                                                  ": rope_freqs.weight must be f32 [" +
-                                                  std::to_string(rope.n_rot / 2) + "]");
-  }
-  rope.freq_factors.assign(factors.data<float>(), factors.data<float>() + factors.numel());
-}
-
 // The standard layer plus Qwen2's q/k/v biases, which a variant with qkv_bias requires.
 DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c, int32_t i,
                                const LlamaVariant& variant) {
@@ -47,7 +34,9 @@ std::unique_ptr<Model> load_llama(const gguf::GgufFile& file, Backend& backend,
   config.rope.mode = variant.rope_mode;
   const WeightLoader load(file, backend);
   config.n_vocab = static_cast<int32_t>(load.shape_2d("token_embd.weight")[0]);
-  read_rope_freqs(file, config.rope);
+  // Llama 3's per-dimension rope frequency factors.
+  if (auto factors = load.find_host_f32("rope_freqs.weight", config.rope.n_rot / 2))
+    config.rope.freq_factors = std::move(*factors);
   DecoderWeights weights{.embeddings = load.embeddings(config.n_vocab, config.n_embd)};
   for (int32_t i = 0; i < config.n_layer; ++i) {
     weights.layers.push_back(load_layer(load, config, i, variant));

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +31,15 @@ struct ModelConfig {
   // Soft-capping (c * tanh(x / c)) of attention scores and of the final logits; 0: none.
   float attn_softcap = 0.0f;
   float final_softcap = 0.0f;
+  // Phi-3's LongRoPE: frequency factors for contexts up to original_context (short) and beyond
+  // (long), chosen per step by StepInput::context_size as llama.cpp chooses them by its context
+  // size, and attn_factor, by which rotated q and k are both scaled.
+  struct LongRope {
+    std::vector<float> short_factors, long_factors;
+    int32_t original_context = 0;
+    float attn_factor = 1.0f;
+  };
+  std::optional<LongRope> long_rope;
   // Layers i with swa_layers[i] attend only to the last `sliding_window` positions; empty: none.
   int32_t sliding_window = 0;
   std::vector<bool> swa_layers;
@@ -46,6 +56,8 @@ struct StepInput {
   std::vector<int32_t> tokens;
   std::shared_ptr<const PagedBatch> layout;
   std::vector<int32_t> logit_rows;
+  // The most tokens a sequence may hold (the serving context size): picks LongRoPE's factors.
+  int32_t context_size = 0;
 };
 
 // A step's view of the KV cache: one K and one V tensor per layer, each

@@ -30,19 +30,46 @@ DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c, i
   return w;
 }
 
+// LongRoPE (the 128k-context models): both factor sets, the context length they switch at
+// (rope.scaling.original_context_length, else the trained one) and the magnitude scaling.
+std::optional<ModelConfig::LongRope> read_long_rope(const WeightLoader& load,
+                                                    const ModelConfig& c) {
+  const gguf::GgufFile& file = load.file();
+  const std::string name = file.path().filename().string();
+  auto long_factors = load.find_host_f32("rope_factors_long.weight", c.rope.n_rot / 2);
+  auto short_factors = load.find_host_f32("rope_factors_short.weight", c.rope.n_rot / 2);
+  if (!long_factors && !short_factors) return std::nullopt;
+  if (!long_factors || !short_factors) {
+    throw Error(ErrorCategory::kInvalidModel,
+                name + ": LongRoPE needs both rope_factors_long and rope_factors_short");
+  }
+  if (c.rope.n_rot != c.head_dim) {
+    throw Error(ErrorCategory::kUnsupported, name + ": LongRoPE with a partial rotation (n_rot " +
+                                                 std::to_string(c.rope.n_rot) + " of head size " +
+                                                 std::to_string(c.head_dim) + ") is not supported");
+  }
+  const std::string a = c.architecture;
+  ModelConfig::LongRope r{
+      .short_factors = std::move(*short_factors),
+      .long_factors = std::move(*long_factors),
+      .original_context = static_cast<int32_t>(
+          file.find_int(a + ".rope.scaling.original_context_length").value_or(c.n_ctx_train)),
+      .attn_factor =
+          static_cast<float>(file.find_float(a + ".rope.scaling.attn_factor").value_or(1.0))};
+  if (r.original_context <= 0 || !(r.attn_factor > 0.0f)) {
+    throw Error(ErrorCategory::kInvalidModel,
+                name + ": rope.scaling.original_context_length and attn_factor must be positive");
+  }
+  return r;
+}
+
 }  // namespace
 
 std::unique_ptr<Model> load_phi3(const gguf::GgufFile& file, Backend& backend) {
-  for (const char* factors : {"rope_factors_long.weight", "rope_factors_short.weight"}) {
-    if (file.find_tensor(factors)) {
-      throw Error(ErrorCategory::kUnsupported,
-                  file.path().filename().string() + ": phi3 LongRoPE (" + factors +
-                      ", the 128k-context models) is not implemented yet");
-    }
-  }
   ModelConfig config = read_model_config(file);
   config.rope.mode = RopeMode::kNeox;
   const WeightLoader load(file, backend);
+  config.long_rope = read_long_rope(load, config);
   config.n_vocab = static_cast<int32_t>(load.shape_2d("token_embd.weight")[0]);
   DecoderWeights weights{.embeddings = load.embeddings(config.n_vocab, config.n_embd)};
   for (int32_t i = 0; i < config.n_layer; ++i)

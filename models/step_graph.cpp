@@ -22,6 +22,17 @@ StepGraph::StepGraph(Graph& graph, Backend& backend, const ModelConfig& config,
   }
   ids_ = host_i32(input.tokens);
   positions_ = host_i32(input.layout->token_pos);
+  rope_ = config.rope;
+  score_scale_ = config.attn_scale > 0.0f ? config.attn_scale
+                                          : 1.0f / std::sqrt(static_cast<float>(config.head_dim));
+  if (const auto& long_rope = config.long_rope) {
+    rope_.freq_factors = input.context_size > long_rope->original_context
+                             ? long_rope->long_factors
+                             : long_rope->short_factors;
+    // attn_factor scales the rotated q and k, so q·k by its square (the loader checks that
+    // every dimension is rotated).
+    score_scale_ *= long_rope->attn_factor * long_rope->attn_factor;
+  }
 }
 
 Tensor StepGraph::host_i32(const std::vector<int32_t>& values) const {
@@ -49,15 +60,14 @@ Tensor StepGraph::split_heads(const Tensor& x, int32_t heads) const {
 }
 
 Tensor StepGraph::rope(const Tensor& x, const std::string& name) {
-  return graph_.rope(x, positions_, config_.rope, name);
+  return graph_.rope(x, positions_, rope_, name);
 }
 
 Tensor StepGraph::attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
                             const std::string& prefix) {
   graph_.kv_write(k, v, kv_.keys[layer], kv_.values[layer], input_.layout, prefix + "kv_write");
   AttentionParams params;
-  params.scale = config_.attn_scale > 0.0f ? config_.attn_scale
-                                           : 1.0f / std::sqrt(static_cast<float>(config_.head_dim));
+  params.scale = score_scale_;
   params.softcap = config_.attn_softcap;
   params.window = config_.attention_window(layer);
   params.batch = input_.layout;

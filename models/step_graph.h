@@ -88,6 +88,8 @@ class StepGraph {
   const StepInput& input_;
   const KvTensors& kv_;
   Tensor ids_, positions_;
+  RopeParams rope_;    // the config's, with LongRoPE's factors for this step's context
+  float score_scale_;  // the attention's q·k multiplier
 };
 
 }  // namespace baton

@@ -194,6 +194,16 @@ class TensorList {
     });
     count(n, bytes_for(DType::kF32, n));
   }
+  // Factors 1 + |normal| * spread: dividing an angle by less than 1 is not what they are for.
+  void rope_factors(const std::string& name, int64_t n, float base, float spread) {
+    writer_.add_tensor(name, {n}, DType::kF32, [=, this](std::span<std::byte> bytes) {
+      std::vector<float> values(static_cast<size_t>(n));
+      fill_normal(values.data(), n, spread, name_seed(options_.seed, name));
+      for (float& v : values) v = base + std::abs(v);
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+    });
+    count(n, bytes_for(DType::kF32, n));
+  }
   SynthSummary summary;
 
  private:
@@ -337,6 +347,19 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
     }
     t.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
     if (a == "gemma2") t.norm(p + "post_ffw_norm.weight", s.n_embd);
+  }
+  if (s.long_rope_original_context > 0) {
+    if (a != "phi3") invalid("LongRoPE factors are a phi3 feature");
+    writer.add_uint32(a + ".rope.scaling.original_context_length", s.long_rope_original_context);
+    // Phi-3's magnitude scaling for its context extension, as llama.cpp's converter writes it.
+    const double scale = static_cast<double>(s.n_ctx) / s.long_rope_original_context;
+    writer.add_float32(
+        a + ".rope.scaling.attn_factor",
+        scale > 1.0 ? static_cast<float>(
+                          std::sqrt(1.0 + std::log(scale) / std::log(s.long_rope_original_context)))
+                    : 1.0f);
+    t.rope_factors("rope_factors_short.weight", head_dim / 2, 1.0f, 0.5f);
+    t.rope_factors("rope_factors_long.weight", head_dim / 2, 1.0f, 20.0f);
   }
   t.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);

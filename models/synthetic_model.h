@@ -30,6 +30,8 @@ struct SyntheticShape {
   float rms_eps = 1e-5f;
   bool tied_embeddings = false;   // no output.weight: the output projection reuses token_embd
   int32_t sliding_window = 4096;  // gemma2: the window of its even layers
+  // phi3, when > 0: LongRoPE factors (random, the long ones larger) switching past this context
+  int32_t long_rope_original_context = 0;
 };
 
 // The shapes `baton synth` knows by name: tinyllama-1.1b, llama-110m, qwen2-0.5b, phi3-mini,

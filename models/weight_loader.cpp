@@ -37,6 +37,17 @@ Tensor WeightLoader::get_f32(const std::string& name, const Shape& expected) con
   return t;
 }
 
+std::optional<std::vector<float>> WeightLoader::find_host_f32(const std::string& name,
+                                                              int64_t n) const {
+  if (!file_.find_tensor(name)) return std::nullopt;
+  const Tensor t = file_.tensor(name);
+  if (t.dtype() != DType::kF32 || t.shape() != Shape{n}) {
+    throw Error(ErrorCategory::kInvalidModel, file_.path().filename().string() + ": " + name +
+                                                  " must be f32 [" + std::to_string(n) + "]");
+  }
+  return std::vector<float>(t.data<float>(), t.data<float>() + n);
+}
+
 std::optional<Tensor> WeightLoader::find_f32(const std::string& name, const Shape& expected) const {
   if (!file_.find_tensor(name)) return std::nullopt;
   return get_f32(name, expected);

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/gguf/gguf_file.h"
@@ -27,6 +28,10 @@ class WeightLoader {
   // (phi3's attn_qkv), as a weight of its own.
   Tensor get_rows(const std::string& name, const Shape& expected, int64_t first,
                   int64_t count) const;
+  // The values of a small f32 vector the file may hold ([n]; rope frequency factors), read on the
+  // host because they become op parameters; nullopt when absent, Error(kInvalidModel) when it
+  // is not f32 [n].
+  std::optional<std::vector<float>> find_host_f32(const std::string& name, int64_t n) const;
   // get_f32() when the file has the tensor, nullopt otherwise.
   std::optional<Tensor> find_f32(const std::string& name, const Shape& expected) const;
   // token_embd, output_norm and output.weight; token_embd again when the file has no

@@ -19,7 +19,7 @@ struct SynthFlags {
   std::string output_type;
   std::string arch;
   std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx,
-      sliding_window;
+      sliding_window, long_rope_original_context;
   std::string vocab_from;
   std::string name;
   uint64_t seed = 0;
@@ -82,6 +82,8 @@ SyntheticShape resolve_shape(const SynthFlags& f) {
   s.n_vocab = f.n_vocab.value_or(s.n_vocab);
   s.n_ctx = f.n_ctx.value_or(s.n_ctx);
   s.sliding_window = f.sliding_window.value_or(s.sliding_window);
+  s.long_rope_original_context =
+      f.long_rope_original_context.value_or(s.long_rope_original_context);
   return s;
 }
 
@@ -112,6 +114,8 @@ Action add_synth_command(CLI::App& app) {
   cmd->add_option("--ctx", f->n_ctx, "trained context length");
   cmd->add_option("--sliding-window", f->sliding_window,
                   "gemma2: positions its sliding-window layers see (default 4096)");
+  cmd->add_option("--long-rope", f->long_rope_original_context,
+                  "phi3: write LongRoPE factors that switch from short to long past this context");
   cmd->add_option("--vocab-from", f->vocab_from,
                   "GGUF whose tokenizer metadata and vocabulary size to use")
       ->excludes(vocab);

@@ -234,6 +234,7 @@ StepInput Engine::build_batch(const StepPlan& plan) const {
       input.logit_rows.push_back(static_cast<int32_t>(input.tokens.size()) - 1);
   }
   input.layout = std::move(layout);
+  input.context_size = config_.context_size;
   return input;
 }
 

@@ -41,6 +41,7 @@ std::vector<float> SoloSequence::step(std::span<const int32_t> tokens,
   }
   input.layout = std::move(layout);
   input.logit_rows = std::move(logit_rows);
+  input.context_size = static_cast<int32_t>(capacity);
   return run_step(model_, backend_, cache_, input);
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -125,6 +126,23 @@ TEST(SyntheticModel, Phi3FusesQkvAndGateUpAsLlamaCppDoes) {
   EXPECT_EQ(file.find_tensor("blk.0.ffn_up.weight")->shape, (Shape{2 * 128, 64}));
   EXPECT_EQ(file.find_tensor("blk.0.attn_q.weight"), nullptr);
   EXPECT_EQ(file.find_tensor("blk.0.ffn_gate.weight"), nullptr);
+  EXPECT_EQ(generate_three(out.path()).size(), 3u);
+}
+
+TEST(SyntheticModel, Phi3LongRopeWritesBothFactorSetsAndTheirKeys) {
+  TempFile out("phi3_long_rope.gguf");
+  SyntheticShape shape = tiny_shape("phi3");
+  shape.long_rope_original_context = 64;  // of 256: attn_factor sqrt(1 + ln 4 / ln 64)
+  write_synthetic_model({.shape = shape, .weight_type = DType::kF16}, out.path());
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_int("phi3.rope.scaling.original_context_length"), 64);
+  EXPECT_NEAR(file.get_float("phi3.rope.scaling.attn_factor"),
+              std::sqrt(1 + std::log(4.0) / std::log(64.0)), 1e-6);
+  for (const char* name : {"rope_factors_short.weight", "rope_factors_long.weight"}) {
+    const Tensor factors = file.tensor(name);
+    ASSERT_EQ(factors.shape(), (Shape{8})) << name;
+    for (int64_t i = 0; i < 8; ++i) EXPECT_GE(factors.data<float>()[i], 1.0f) << name;
+  }
   EXPECT_EQ(generate_three(out.path()).size(), 3u);
 }
 

@@ -27,6 +27,10 @@ struct TinyModelSpec {
   // gemma2 only: small enough to matter in a few-token test
   float attn_softcap = 3.0f, final_softcap = 5.0f, attn_scale = 0.3f;
   int sliding_window = 4;
+  // phi3 only, when > 0: LongRoPE factor tensors, switching from the short to the long set past
+  // this context (the tests' context is 256), and the rotation's magnitude scaling
+  int long_rope_original_context = 0;
+  float long_rope_attn_factor = 1.3f;
 };
 
 class TinyModel {
@@ -57,6 +61,10 @@ class TinyModel {
         add(p + "post_ffw_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
       }
     }
+    if (spec.long_rope_original_context > 0) {
+      add("rope_factors_short.weight", {hd / 2}, 0.5f, 2.0f);
+      add("rope_factors_long.weight", {hd / 2}, 2.0f, 8.0f);
+    }
   }
 
   // Writes the model with a SentencePiece vocabulary: <unk> <s> </s>, 256 byte tokens, then
@@ -65,7 +73,7 @@ class TinyModel {
     gguf::GgufWriter w;
     const std::string& a = spec_.architecture;
     w.add_string("general.architecture", a);
-    w.add_uint32(a + ".context_length", 256);
+    w.add_uint32(a + ".context_length", kTestContext);
     w.add_uint32(a + ".embedding_length", spec_.n_embd);
     w.add_uint32(a + ".block_count", spec_.n_layer);
     w.add_uint32(a + ".feed_forward_length", spec_.n_ff);
@@ -78,6 +86,10 @@ class TinyModel {
       w.add_float32(a + ".final_logit_softcapping", spec_.final_softcap);
       w.add_float32(a + ".attention.scale", spec_.attn_scale);
       w.add_uint32(a + ".attention.sliding_window", spec_.sliding_window);
+    }
+    if (spec_.long_rope_original_context > 0) {
+      w.add_uint32(a + ".rope.scaling.original_context_length", spec_.long_rope_original_context);
+      w.add_float32(a + ".rope.scaling.attn_factor", spec_.long_rope_attn_factor);
     }
     if (spec_.rope_scaling_factor != 1.0f) {
       w.add_string(a + ".rope.scaling.type", "linear");
@@ -138,6 +150,8 @@ class TinyModel {
 
  private:
   using Vec = std::vector<double>;
+  // The trained context written to the file, which LLM uses as its context by default.
+  static constexpr int kTestContext = 256;
   struct Weight {
     Shape shape;
     std::vector<float> values;
@@ -201,17 +215,25 @@ class TinyModel {
     return y;
   }
 
+  // LongRoPE as llama.cpp applies it: the long factors when the context (256 in the tests)
+  // exceeds the original one, each pair's angle divided by its factor, the rotated values
+  // scaled by attn_factor.
   void rope(Vec& x, int heads, int pos) const {
     const int hd = head_dim();
+    const bool long_rope = spec_.long_rope_original_context > 0;
+    const char* factors = spec_.long_rope_original_context < kTestContext
+                              ? "rope_factors_long.weight"
+                              : "rope_factors_short.weight";
+    const double magnitude = long_rope ? spec_.long_rope_attn_factor : 1.0;
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < hd / 2; ++i) {
-        const double theta =
-            pos / double(spec_.rope_scaling_factor) * std::pow(10000.0, -2.0 * i / hd);
+        double theta = pos / double(spec_.rope_scaling_factor) * std::pow(10000.0, -2.0 * i / hd);
+        if (long_rope) theta /= w(factors).values[i];
         const int a = neox() ? h * hd + i : h * hd + 2 * i;
         const int b = neox() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;
         const double x0 = x[a], x1 = x[b];
-        x[a] = x0 * std::cos(theta) - x1 * std::sin(theta);
-        x[b] = x0 * std::sin(theta) + x1 * std::cos(theta);
+        x[a] = magnitude * (x0 * std::cos(theta) - x1 * std::sin(theta));
+        x[b] = magnitude * (x0 * std::sin(theta) + x1 * std::cos(theta));
       }
     }
   }

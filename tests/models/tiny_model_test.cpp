@@ -55,15 +55,20 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"qwen2_mqa", {.architecture = "qwen2", .n_head_kv = 1}},
         Case{"phi3_gqa_untied", {.architecture = "phi3", .tied_output = false}},
         Case{"phi3_mha", {.architecture = "phi3", .n_head_kv = 4}},
+        Case{"phi3_long_rope_long_factors",
+             {.architecture = "phi3", .long_rope_original_context = 128}},
+        Case{"phi3_long_rope_short_factors",
+             {.architecture = "phi3", .long_rope_original_context = 4096}},
         Case{"gemma2_gqa", {.architecture = "gemma2"}},
         Case{"gemma2_mqa_three_layers", {.architecture = "gemma2", .n_head_kv = 1, .n_layer = 3}}),
     [](const auto& info) { return std::string(info.param.name); });
 
-// Loads a tiny model of `architecture` written without `skipped`; the error it must fail with.
-Error load_error_without(const std::string& architecture, const std::string& skipped) {
+// Loads a tiny model of `spec` written without `skipped`; the error it must fail with.
+Error load_error_without(const testing::TinyModelSpec& spec, const std::string& skipped) {
+  const std::string& architecture = spec.architecture;
   const auto path = std::filesystem::temp_directory_path() /
                     ("baton_tiny_without_" + std::to_string(::getpid()) + ".gguf");
-  testing::TinyModel({.architecture = architecture}, 1).write(path, {skipped});
+  testing::TinyModel(spec, 1).write(path, {skipped});
   struct Remove {
     std::filesystem::path path;
     ~Remove() { std::filesystem::remove(path); }
@@ -78,25 +83,32 @@ Error load_error_without(const std::string& architecture, const std::string& ski
 }
 
 TEST(TinyModelErrors, MissingTensorIsNamed) {
-  const Error e = load_error_without("qwen2", "blk.1.ffn_up.weight");
+  const Error e = load_error_without({.architecture = "qwen2"}, "blk.1.ffn_up.weight");
   EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
   EXPECT_NE(std::string(e.what()).find("blk.1.ffn_up.weight"), std::string::npos) << e.what();
 }
 
 TEST(TinyModelErrors, Qwen2WithoutBiasesIsRejected) {
-  const Error e = load_error_without("qwen2", "blk.0.attn_k.bias");
+  const Error e = load_error_without({.architecture = "qwen2"}, "blk.0.attn_k.bias");
   EXPECT_NE(std::string(e.what()).find("lacks q/k/v biases"), std::string::npos) << e.what();
 }
 
 TEST(TinyModelErrors, Gemma2WithoutAPostNormNamesTheTensor) {
-  const Error e = load_error_without("gemma2", "blk.0.post_ffw_norm.weight");
+  const Error e = load_error_without({.architecture = "gemma2"}, "blk.0.post_ffw_norm.weight");
   EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
   EXPECT_NE(std::string(e.what()).find("blk.0.post_ffw_norm.weight"), std::string::npos)
       << e.what();
 }
 
+TEST(TinyModelErrors, Phi3LongRopeWithOneFactorSetIsRejected) {
+  const Error e = load_error_without({.architecture = "phi3", .long_rope_original_context = 128},
+                                     "rope_factors_short.weight");
+  EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+  EXPECT_NE(std::string(e.what()).find("rope_factors_short"), std::string::npos) << e.what();
+}
+
 TEST(TinyModelErrors, Phi3WithoutItsFusedQkvNamesTheTensor) {
-  const Error e = load_error_without("phi3", "blk.1.attn_qkv.weight");
+  const Error e = load_error_without({.architecture = "phi3"}, "blk.1.attn_qkv.weight");
   EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
   EXPECT_NE(std::string(e.what()).find("blk.1.attn_qkv.weight"), std::string::npos) << e.what();
 }
