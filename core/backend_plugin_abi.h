@@ -32,4 +32,5 @@ struct BackendPluginInfo {
 // The symbol the loader looks up with dlsym. `core_abi_version` is the loader's
 // kBackendAbiVersion; a plugin returns its info either way so that a mismatch can be reported.
 #define BATON_BACKEND_PLUGIN_ENTRY baton_backend_plugin_entry
-extern "C" const baton::BackendPluginInfo* baton_backend_plugin_entry(uint32_t core_abi_version);
+extern "C" __attribute__((visibility("default"))) const baton::BackendPluginInfo*
+baton_backend_plugin_entry(uint32_t core_abi_version);

@@ -5,7 +5,8 @@ The layers, lowest first (docs/architecture.md draws them):
 
   0 runtime    tensor, buffer, dtype and its quantizers, graph, op schemas, backend interface,
                registry, plugin ABI (core/*.h|cpp, core/quantize/), and the plain public types
-               every layer may use (baton/error.h, baton/generation.h, baton/sampling_params.h)
+               every layer may use (baton/error.h, baton/export.h, baton/generation.h,
+               baton/sampling_params.h)
   1 reference  reference kernels (ops/)
   2 formats    GGUF, tokenizer, chat templates, Hugging Face import
   3 models     model families and their loading (models/)
@@ -24,7 +25,7 @@ import sys
 RUNTIME, REFERENCE, FORMATS, MODELS, SERVING, FACADE = range(6)
 NAMES = ["runtime", "reference", "formats", "models", "serving", "facade"]
 BACKEND = "backend"
-PLAIN_PUBLIC_HEADERS = {"error.h", "generation.h", "sampling_params.h"}
+PLAIN_PUBLIC_HEADERS = {"error.h", "export.h", "generation.h", "sampling_params.h"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".hip")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -39,7 +39,7 @@ using EventCallback = std::function<void(const StreamEvent& event)>;
 // engine thread runs only model steps and engine commands (add, abort); the text thread
 // tokenizes prompts, turns engine output into text (stop strings, UTF-8) and calls the
 // callbacks. Errors in a request end that request with an error event; the others go on.
-class AsyncLLM {
+class BATON_API AsyncLLM {
  public:
   explicit AsyncLLM(const LLMOptions& options);
   // Aborts every request still in flight (each gets a final kAborted event) and joins the

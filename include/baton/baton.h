@@ -15,6 +15,11 @@
 extern "C" {
 #endif
 
+/* Exported from libbaton.so, which hides every symbol it does not declare public. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 typedef enum baton_status {
   BATON_OK = 0,
   BATON_ERROR_INVALID_ARGUMENT = 1, /* a bad parameter, or an empty or oversized prompt */
@@ -61,6 +66,10 @@ void baton_string_free(char* text);
 
 /* The message of the last failure on this thread, or "" if none. */
 const char* baton_last_error(void);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

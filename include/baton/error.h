@@ -4,6 +4,8 @@
 #include <string>
 #include <string_view>
 
+#include "baton/export.h"
+
 namespace baton {
 
 // What kind of failure an Error reports; the C API maps each to a distinct return code.
@@ -17,10 +19,10 @@ enum class ErrorCategory {
   kInternal,         // a broken invariant inside Baton
 };
 
-std::string_view to_string(ErrorCategory category);
+BATON_API std::string_view to_string(ErrorCategory category);
 
 // The one exception type thrown across Baton's API boundaries. The message names the bad value.
-class Error : public std::runtime_error {
+class BATON_API Error : public std::runtime_error {
  public:
   Error(ErrorCategory category, const std::string& message)
       : std::runtime_error(message), category_(category) {}

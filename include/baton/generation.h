@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/export.h"
 #include "baton/sampling_params.h"
 
 namespace baton {
@@ -39,7 +40,7 @@ enum class FinishReason {
   kAborted,  // the streaming callback asked to stop
 };
 
-const char* to_string(FinishReason reason);
+BATON_API const char* to_string(FinishReason reason);
 
 struct TokenLogprob {
   int32_t token = 0;

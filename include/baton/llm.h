@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/export.h"
 #include "baton/generation.h"
 
 namespace baton {
@@ -104,7 +105,7 @@ using TextCallback = std::function<bool(std::string_view text)>;
 // through one continuous-batching engine. Not thread-safe: one generate call at a time. A
 // streaming callback receives the first completion's text; it cannot be combined with best_of > n
 // or beam search, whose first completion is only known at the end.
-class LLM {
+class BATON_API LLM {
  public:
   explicit LLM(const LLMOptions& options);
   ~LLM();

@@ -29,6 +29,7 @@ baton::BackendStatus probe() {
 #endif
 }
 
+// The plugin's own CPU backend (its copy of the runtime registers it), behind the plugin ABI.
 std::unique_ptr<baton::Backend> create(const baton::BackendOptions& options) {
   return baton::BackendRegistry::global().create("cpu", options);
 }
