@@ -21,6 +21,22 @@ void over_flat_chunks(const Context& ctx, int64_t n, Chunk chunk) {
   for (int64_t i = 0; i < n; i += kFlatChunk) chunk(i, std::min(kFlatChunk, n - i));
 }
 
+using GatedRow = void (*)(const float* g, const float* u, float* o, int64_t n);
+using ScalarRow = void (*)(const float* x, float s, float* o, int64_t n);
+
+void gated(const Context& ctx, GatedRow row, const Tensor& gate, const Tensor& up,
+           const Tensor& out) {
+  const float *g = gate.data<float>(), *u = up.data<float>();
+  float* o = out.data<float>();
+  over_flat_chunks(ctx, gate.numel(), [&](int64_t i, int64_t n) { row(g + i, u + i, o + i, n); });
+}
+
+void with_scalar(const Context& ctx, ScalarRow row, const Tensor& x, float s, const Tensor& out) {
+  const float* in = x.data<float>();
+  float* o = out.data<float>();
+  over_flat_chunks(ctx, x.numel(), [&](int64_t i, int64_t n) { row(in + i, s, o + i, n); });
+}
+
 }  // namespace
 
 const RowKernels& row_kernels() {
@@ -36,34 +52,19 @@ const RowKernels& row_kernels() {
 }
 
 void swiglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out) {
-  const RowKernels& k = row_kernels();
-  const float *g = gate.data<float>(), *u = up.data<float>();
-  float* o = out.data<float>();
-  over_flat_chunks(ctx, gate.numel(),
-                   [&](int64_t i, int64_t n) { k.swiglu(g + i, u + i, o + i, n); });
+  gated(ctx, row_kernels().swiglu, gate, up, out);
 }
 
 void geglu(const Context& ctx, const Tensor& gate, const Tensor& up, const Tensor& out) {
-  const RowKernels& k = row_kernels();
-  const float *g = gate.data<float>(), *u = up.data<float>();
-  float* o = out.data<float>();
-  over_flat_chunks(ctx, gate.numel(),
-                   [&](int64_t i, int64_t n) { k.geglu(g + i, u + i, o + i, n); });
+  gated(ctx, row_kernels().geglu, gate, up, out);
 }
 
 void scale(const Context& ctx, const Tensor& x, float factor, const Tensor& out) {
-  const RowKernels& k = row_kernels();
-  const float* in = x.data<float>();
-  float* o = out.data<float>();
-  over_flat_chunks(ctx, x.numel(),
-                   [&](int64_t i, int64_t n) { k.scale(in + i, factor, o + i, n); });
+  with_scalar(ctx, row_kernels().scale, x, factor, out);
 }
 
 void softcap(const Context& ctx, const Tensor& x, float cap, const Tensor& out) {
-  const RowKernels& k = row_kernels();
-  const float* in = x.data<float>();
-  float* o = out.data<float>();
-  over_flat_chunks(ctx, x.numel(), [&](int64_t i, int64_t n) { k.softcap(in + i, cap, o + i, n); });
+  with_scalar(ctx, row_kernels().softcap, x, cap, out);
 }
 
 void add(const Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out) {
