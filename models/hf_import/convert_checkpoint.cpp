@@ -1,5 +1,6 @@
 #include "models/hf_import/convert_checkpoint.h"
 
+#include <cmath>
 #include <vector>
 
 #include "baton/error.h"
@@ -47,6 +48,13 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
     w.add_string(key("rope.scaling.type"), "linear");
     w.add_float32(key("rope.scaling.factor"), static_cast<float>(*c.rope_linear_factor));
   }
+  if (c.gemma2) {
+    w.add_float32(key("attn_logit_softcapping"), static_cast<float>(c.gemma2->attn_softcap));
+    w.add_float32(key("final_logit_softcapping"), static_cast<float>(c.gemma2->final_softcap));
+    w.add_uint32(key("attention.sliding_window"), c.gemma2->sliding_window);
+    w.add_float32(key("attention.scale"),
+                  static_cast<float>(1.0 / std::sqrt(c.gemma2->query_pre_attn_scalar)));
+  }
   w.add_uint32(key("vocab_size"), c.vocab_size);
   w.add_uint32("general.file_type", file_type);
 }
@@ -63,6 +71,9 @@ void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t within = m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r;
     reference::dequantize_row(source, m.first_source_row + within, row.data());
+    if (m.add_one) {
+      for (float& v : row) v += 1.0f;
+    }
     quantize_row(type, row.data(), out.data() + row_bytes * static_cast<size_t>(r), n);
   }
 }

@@ -12,8 +12,9 @@
 namespace baton::hf {
 namespace {
 
-constexpr std::array<std::string_view, 4> kArchitectures = {
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM"};
+constexpr std::array<std::string_view, 5> kArchitectures = {
+    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM",
+    "Gemma2ForCausalLM"};
 
 class ConfigReader {
  public:
@@ -50,7 +51,7 @@ class ConfigReader {
       throw Error(ErrorCategory::kUnsupported,
                   path_.filename().string() + ": architecture '" + gguf::printable(name) +
                       "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, "
-                      "Qwen2ForCausalLM, Phi3ForCausalLM)");
+                      "Qwen2ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM)");
     }
     return name;
   }
@@ -89,6 +90,28 @@ class ConfigReader {
   nlohmann::json json_;
 };
 
+// Gemma 2's additions, with transformers' Gemma2Config defaults.
+Gemma2Params read_gemma2(const ConfigReader& r, int32_t head_dim) {
+  const nlohmann::json& j = r.json();
+  for (const char* key : {"hidden_activation", "hidden_act"}) {
+    const std::string activation = find_string(j, key, r.path()).value_or("gelu_pytorch_tanh");
+    if (activation != "gelu_pytorch_tanh") {
+      throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(key) + " '" +
+                                                   gguf::printable(activation) +
+                                                   "' is not supported (gelu_pytorch_tanh is)");
+    }
+  }
+  Gemma2Params g;
+  g.attn_softcap = find_number(j, "attn_logit_softcapping", r.path()).value_or(50.0);
+  g.final_softcap = find_number(j, "final_logit_softcapping", r.path()).value_or(30.0);
+  g.query_pre_attn_scalar = find_number(j, "query_pre_attn_scalar", r.path()).value_or(head_dim);
+  g.sliding_window = r.positive("sliding_window", 4096);
+  if (!(g.attn_softcap > 0) || !(g.final_softcap > 0) || !(g.query_pre_attn_scalar > 0)) {
+    r.invalid("the soft-caps and query_pre_attn_scalar must be positive");
+  }
+  return g;
+}
+
 }  // namespace
 
 LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
@@ -97,7 +120,7 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   c.architecture = r.architecture();
   if (c.architecture == "Qwen2ForCausalLM") {
     c.gguf_architecture = "qwen2";
-    // Sliding-window layers would need a windowed attention mask Baton does not have.
+    // GGUF has no key for Qwen2's windowed layers (max_window_layers on), nor has llama.cpp.
     if (find_bool(r.json(), "use_sliding_window", r.path()).value_or(false)) {
       throw Error(ErrorCategory::kUnsupported,
                   "config.json: use_sliding_window is not supported (Qwen2 with full attention "
@@ -143,6 +166,11 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
                   "config.json: partial_rotary_factor " + std::to_string(rotary) +
                       " is not supported (rotary over the whole head is)");
     }
+  }
+  if (c.architecture == "Gemma2ForCausalLM") {
+    c.gguf_architecture = "gemma2";
+    c.gemma2 = read_gemma2(r, c.head_dim);
+    c.tie_word_embeddings = true;  // Gemma2Config's default
   }
   c.vocab_size = r.positive("vocab_size");
   c.rms_norm_eps = find_number(r.json(), "rms_norm_eps", r.path()).value_or(c.rms_norm_eps);

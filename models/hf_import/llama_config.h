@@ -1,7 +1,7 @@
 #pragma once
 
-// The hyperparameters of a Hugging Face Llama, Mistral, Qwen2 or Phi-3 checkpoint, read from its
-// config.json with transformers' defaults for the keys it leaves out.
+// The hyperparameters of a Hugging Face Llama, Mistral, Qwen2, Phi-3 or Gemma 2 checkpoint, read
+// from its config.json with transformers' defaults for the keys it leaves out.
 
 #include <cstdint>
 #include <filesystem>
@@ -12,14 +12,24 @@
 
 namespace baton::hf {
 
+// What Gemma 2 adds to a Llama-style config.
+struct Gemma2Params {
+  double attn_softcap = 50.0, final_softcap = 30.0;
+  double query_pre_attn_scalar = 256.0;  // scores are scaled by its inverse square root
+  int32_t sliding_window = 4096;         // of the even layers
+};
+
 struct LlamaConfig {
-  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM" or "Phi3ForCausalLM"
+  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM" or
+  // "Gemma2ForCausalLM"
   std::string architecture;
   // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
   // as in transformers) or "llama" (no biases; rotary pairs adjacent). Phi-3 is a Llama whose
   // checkpoint fuses q, k, v into one qkv_proj and gate, up into one gate_up_proj; it is
-  // written as llama with the projections split.
+  // written as llama with the projections split. Gemma 2 is "gemma2" (rotary pairs as in
+  // transformers, its own norms and metadata).
   std::string gguf_architecture = "llama";
+  std::optional<Gemma2Params> gemma2;
   bool fused_projections = false;
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;

@@ -14,12 +14,16 @@ constexpr std::string_view kOutputSource = "lm_head.weight";
 std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
   const int64_t embd = c.hidden_size, ff = c.intermediate_size, vocab = c.vocab_size;
   const int64_t q = int64_t{c.n_head} * c.head_dim, kv = int64_t{c.n_head_kv} * c.head_dim;
+  const bool gemma2 = c.gemma2.has_value();
+  const auto norm = [&](const std::string& source, const std::string& name) {
+    return TensorMapping{.source = source, .name = name, .shape = {embd}, .add_one = gemma2};
+  };
   std::vector<TensorMapping> t = {
       {"model.embed_tokens.weight", "token_embd.weight", {vocab, embd}}};
   for (int32_t i = 0; i < c.n_layer; ++i) {
     const std::string hf = "model.layers." + std::to_string(i) + ".";
     const std::string gg = "blk." + std::to_string(i) + ".";
-    t.push_back({hf + "input_layernorm.weight", gg + "attn_norm.weight", {embd}});
+    t.push_back(norm(hf + "input_layernorm.weight", gg + "attn_norm.weight"));
     // GGUF qwen2 keeps transformers' rotary layout; llama wants the rows interleaved.
     const bool interleave = c.gguf_architecture == "llama";
     if (c.fused_projections) {
@@ -41,7 +45,14 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
       t.push_back({hf + "self_attn.v_proj.bias", gg + "attn_v.bias", {kv}});
     }
     t.push_back({hf + "self_attn.o_proj.weight", gg + "attn_output.weight", {embd, q}});
-    t.push_back({hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight", {embd}});
+    if (gemma2) {
+      // Gemma 2 norms after attention and around the feed-forward.
+      t.push_back(norm(hf + "post_attention_layernorm.weight", gg + "post_attention_norm.weight"));
+      t.push_back(norm(hf + "pre_feedforward_layernorm.weight", gg + "ffn_norm.weight"));
+      t.push_back(norm(hf + "post_feedforward_layernorm.weight", gg + "post_ffw_norm.weight"));
+    } else {
+      t.push_back(norm(hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight"));
+    }
     if (c.fused_projections) {
       const std::string gate_up = hf + "mlp.gate_up_proj.weight";
       t.push_back({gate_up, gg + "ffn_gate.weight", {ff, embd}, false, {2 * ff, embd}, 0});
@@ -52,7 +63,7 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     }
     t.push_back({hf + "mlp.down_proj.weight", gg + "ffn_down.weight", {embd, ff}});
   }
-  t.push_back({"model.norm.weight", "output_norm.weight", {embd}});
+  t.push_back(norm("model.norm.weight", "output_norm.weight"));
   t.push_back({std::string(kOutputSource), "output.weight", {vocab, embd}});
   return t;
 }

@@ -1,7 +1,7 @@
 #pragma once
 
-// Which GGUF tensor each Hugging Face Llama (Mistral, Qwen2, Phi-3) tensor becomes, and the row
-// order GGUF wants.
+// Which GGUF tensor each Hugging Face Llama (Mistral, Qwen2, Phi-3, Gemma 2) tensor becomes, and
+// the row order GGUF wants.
 
 #include <cstdint>
 #include <string>
@@ -24,6 +24,8 @@ struct TensorMapping {
   // and the first of its rows that this tensor takes. Empty when the source is the tensor.
   Shape fused_shape;
   int64_t first_source_row = 0;
+  // Gemma's RMSNorm scales by 1 + weight; GGUF holds the sum, as llama.cpp's converter writes it.
+  bool add_one = false;
 };
 
 // The GGUF tensors of `config`'s model, from token_embd through the layers to output_norm and

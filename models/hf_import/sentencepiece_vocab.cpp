@@ -39,6 +39,10 @@ void load_pieces(const std::filesystem::path& model, int32_t vocab_size, HfVocab
         ErrorCategory::kInvalidModel,
         "cannot load " + model.string() + " as a SentencePiece model: " + status.ToString());
   }
+  // The model's add_dummy_prefix (off in Gemma's) shows in whether a bare word gains a "▁".
+  std::vector<std::string> pieces;
+  v.add_space_prefix =
+      sp.Encode("a", &pieces).ok() && !pieces.empty() && pieces.front().starts_with("\xe2\x96\x81");
   v.tokens.resize(vocab_size);
   v.scores.assign(vocab_size, kPaddingScore);
   v.types.assign(vocab_size, code(TokenType::kUnused));

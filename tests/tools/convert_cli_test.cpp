@@ -100,7 +100,7 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
   EXPECT_TRUE(contains(r.out,
                        "error: config.json: architecture 'GPT2LMHeadModel' is not supported "
                        "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                       "Phi3ForCausalLM)"))
+                       "Phi3ForCausalLM, Gemma2ForCausalLM)"))
       << r.out;
 }
 

@@ -120,7 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{"mha_tied_padded_vocab",
                            {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
                       Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}},
-                      Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}}),
+                      Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}},
+                      Case{"gemma2", {.kv_heads = 2, .tied = true, .gemma2 = true}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ConvertCheckpoint, TokenizesAsSentencePiece) {
@@ -231,6 +232,40 @@ TEST(ConvertCheckpoint, Phi3SplitsFusedProjectionsAndCapsTheContextAtItsWindow) 
     c["partial_rotary_factor"] = 0.75;
   });
   expect_contains(convert_error(dir.path()), "partial_rotary_factor 0.750000 is not supported");
+}
+
+// Gemma 2 is written as GGUF gemma2, as llama.cpp's converter writes it: norms plus one, its
+// soft-caps, window and query scale, and no dummy-prefix for its SentencePiece model. Logits:
+// ConvertedLogits.
+TEST(ConvertCheckpoint, Gemma2WritesItsMetadataAndNormsPlusOne) {
+  const TempDir dir("hf_gemma2");
+  const TinyHfLlama model(dir.path(), {.gemma2 = true}, 5);
+  const TempFile out("gemma2.gguf");
+  const ConvertSummary summary =
+      convert_checkpoint(dir.path(), out.path(), {.out_type = DType::kF32});
+  EXPECT_TRUE(summary.tied_embeddings);
+  const gguf::GgufFile file = gguf::GgufFile::open(out.path());
+  EXPECT_EQ(file.get_string("general.architecture"), "gemma2");
+  EXPECT_EQ(file.get_int("gemma2.attention.key_length"), 24);
+  EXPECT_EQ(file.get_int("gemma2.attention.sliding_window"), 4);
+  EXPECT_FLOAT_EQ(file.get_float("gemma2.attn_logit_softcapping"), 3.0f);
+  EXPECT_FLOAT_EQ(file.get_float("gemma2.final_logit_softcapping"), 5.0f);
+  EXPECT_FLOAT_EQ(file.get_float("gemma2.attention.scale"), 1.0f / std::sqrt(20.0f));
+  EXPECT_FALSE(file.get_bool("tokenizer.ggml.add_space_prefix"));
+  EXPECT_EQ(file.find_tensor("output.weight"), nullptr);
+  EXPECT_EQ(file.find_tensor("blk.1.attn_q.weight")->shape, (Shape{4 * 24, 64}));
+  const SafetensorsFile source = SafetensorsFile::open(dir.path() / "model.safetensors");
+  for (const auto& [hf, gg] :
+       {std::pair{"model.layers.1.pre_feedforward_layernorm.weight", "blk.1.ffn_norm.weight"},
+        std::pair{"model.layers.1.post_feedforward_layernorm.weight", "blk.1.post_ffw_norm.weight"},
+        std::pair{"model.norm.weight", "output_norm.weight"}}) {
+    const Tensor stored = source.tensor(hf), written = file.tensor(gg);
+    for (int64_t i = 0; i < 64; ++i) {
+      EXPECT_FLOAT_EQ(written.data<float>()[i], stored.data<float>()[i] + 1.0f) << gg << " " << i;
+    }
+  }
+  edit_config(dir.path(), [](nlohmann::json& c) { c["hidden_activation"] = "relu"; });
+  expect_contains(convert_error(dir.path()), "hidden_activation 'relu' is not supported");
 }
 
 TEST(ConvertCheckpoint, ShardedCheckpointConvertsLikeASingleFile) {

@@ -3,7 +3,10 @@
 // A tiny random-weight Hugging Face Llama checkpoint directory (config.json,
 // tokenizer_config.json, a SentencePiece tokenizer.model trained here, model.safetensors in HF
 // layout) and a naive double-precision forward pass over its weights as transformers' Llama
-// computes it: RMSNorm, rotate_half RoPE, GQA attention with a causal mask, SwiGLU.
+// computes it: RMSNorm, rotate_half RoPE, GQA attention with a causal mask, SwiGLU; or as its
+// Gemma2 does: scaled embeddings, (1 + weight) norms before and after attention and the
+// feed-forward, query_pre_attn_scalar, soft-capped scores and logits, a sliding window on even
+// layers, GeGLU.
 
 #include <sentencepiece_processor.h>
 #include <sentencepiece_trainer.h>
@@ -31,11 +34,21 @@ struct TinyHfSpec {
   // Phi3ForCausalLM: q, k, v stored fused as qkv_proj and gate, up as gate_up_proj, in the
   // order transformers' Phi3 slices them; a sliding window (of 128) below max_position_embeddings.
   bool phi3 = false;
+  // Gemma2ForCausalLM, with a head size (24) that is not hidden / heads, tied embeddings and a
+  // SentencePiece model without the dummy "▁" prefix, as Gemma's
+  bool gemma2 = false;
+};
+
+// Gemma 2 settings small enough to matter in a ten-token test.
+struct TinyGemma2 {
+  static constexpr int kHeadDim = 24, kWindow = 4;
+  static constexpr double kQueryScalar = 20.0, kAttnSoftcap = 3.0, kFinalSoftcap = 5.0;
 };
 
 // Trains a byte-fallback BPE SentencePiece model as Llama's is configured (no normalization,
 // a dummy space prefix, whitespace kept) on generated sentences; writes dir/tokenizer.model.
-inline void train_sentencepiece(const std::filesystem::path& dir, uint32_t seed) {
+inline void train_sentencepiece(const std::filesystem::path& dir, uint32_t seed,
+                                bool dummy_prefix = true) {
   const char* words[] = {"the",  "cat",    "sat",  "on",   "a",      "mat",   "and",
                          "dog",  "ran",    "to",   "big",  "red",    "house", "in",
                          "tree", "little", "girl", "saw",  "bird",   "happy", "sun",
@@ -54,7 +67,8 @@ inline void train_sentencepiece(const std::filesystem::path& dir, uint32_t seed)
       "--input=" + corpus.string() + " --model_prefix=" + (dir / "tokenizer").string() +
       " --vocab_size=400 --model_type=bpe --byte_fallback=true --character_coverage=1.0"
       " --normalization_rule_name=identity --remove_extra_whitespaces=false"
-      " --add_dummy_prefix=true --split_digits=true --minloglevel=2");
+      " --add_dummy_prefix=" +
+      std::string(dummy_prefix ? "true" : "false") + " --split_digits=true --minloglevel=2");
   std::filesystem::remove(corpus);
   std::filesystem::remove(dir / "tokenizer.vocab");
   if (!status.ok()) throw std::runtime_error("sentencepiece training failed: " + status.ToString());
@@ -64,7 +78,7 @@ class TinyHfLlama {
  public:
   TinyHfLlama(const std::filesystem::path& dir, const TinyHfSpec& spec, uint32_t seed)
       : spec_(spec), rng_(seed) {
-    train_sentencepiece(dir, seed);
+    train_sentencepiece(dir, seed, !spec.gemma2);
     sentencepiece::SentencePieceProcessor sp;
     if (!sp.Load((dir / "tokenizer.model").string()).ok()) {
       throw std::runtime_error("cannot load the trained tokenizer.model");
@@ -88,6 +102,7 @@ class TinyHfLlama {
     const int n = static_cast<int>(tokens.size()), hd = head_dim();
     std::vector<Vec> x(n);
     for (int t = 0; t < n; ++t) x[t] = row("model.embed_tokens.weight", tokens[t]);
+    if (spec_.gemma2) return gemma2_logits(std::move(x));
     for (int l = 0; l < spec_.layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
       std::vector<Vec> q(n), k(n), v(n);
@@ -137,7 +152,72 @@ class TinyHfLlama {
     std::vector<float> values;
   };
 
-  int head_dim() const { return spec_.hidden / spec_.heads; }
+  int head_dim() const { return spec_.gemma2 ? TinyGemma2::kHeadDim : spec_.hidden / spec_.heads; }
+
+  // transformers' Gemma2Model from the embedding rows on.
+  std::vector<Vec> gemma2_logits(std::vector<Vec> x) const {
+    using G = TinyGemma2;
+    const int n = static_cast<int>(x.size()), hd = head_dim();
+    for (Vec& v : x) {
+      for (double& e : v) e *= std::sqrt(double(spec_.hidden));
+    }
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<Vec> q(n), k(n), v(n);
+      for (int t = 0; t < n; ++t) {
+        const Vec h = gemma_norm(x[t], p + "input_layernorm.weight");
+        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
+        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        v[t] = linear(p + "self_attn.v_proj", h);
+      }
+      for (int t = 0; t < n; ++t) {
+        const int first = l % 2 == 0 ? std::max(0, t - G::kWindow + 1) : 0;
+        Vec attn(spec_.heads * hd, 0.0);
+        for (int h = 0; h < spec_.heads; ++h) {
+          const int kvh = h / (spec_.heads / spec_.kv_heads);
+          Vec weights(t + 1, 0.0);
+          double max_score = -INFINITY, total = 0;
+          for (int s = first; s <= t; ++s) {
+            double dot = 0;
+            for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
+            weights[s] =
+                G::kAttnSoftcap * std::tanh(dot / std::sqrt(G::kQueryScalar) / G::kAttnSoftcap);
+            max_score = std::max(max_score, weights[s]);
+          }
+          for (int s = first; s <= t; ++s) total += weights[s] = std::exp(weights[s] - max_score);
+          for (int s = first; s <= t; ++s) {
+            for (int d = 0; d < hd; ++d) {
+              attn[h * hd + d] += weights[s] / total * v[s][kvh * hd + d];
+            }
+          }
+        }
+        add_to(x[t], gemma_norm(linear(p + "self_attn.o_proj", attn),
+                                p + "post_attention_layernorm.weight"));
+        const Vec h = gemma_norm(x[t], p + "pre_feedforward_layernorm.weight");
+        const Vec gate = linear(p + "mlp.gate_proj", h);
+        Vec act = linear(p + "mlp.up_proj", h);
+        for (size_t i = 0; i < act.size(); ++i) act[i] *= gelu_tanh(gate[i]);
+        add_to(x[t], gemma_norm(linear(p + "mlp.down_proj", act),
+                                p + "post_feedforward_layernorm.weight"));
+      }
+    }
+    std::vector<Vec> out(n);
+    for (int t = 0; t < n; ++t) {
+      out[t] = linear("model.embed_tokens", gemma_norm(x[t], "model.norm.weight"));
+      for (double& logit : out[t]) {
+        logit = G::kFinalSoftcap * std::tanh(logit / G::kFinalSoftcap);
+      }
+    }
+    return out;
+  }
+
+  static double gelu_tanh(double x) {
+    const double pi = std::acos(-1.0);
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+  }
+
+  // Gemma's RMSNorm scales by 1 + weight.
+  Vec gemma_norm(const Vec& x, const std::string& weight) const { return rms_norm(x, weight, 1.0); }
 
   // The checkpoint's tensors: the forward pass's own, with Phi-3's projections fused.
   std::map<std::string, Weight> stored_weights() const {
@@ -164,13 +244,15 @@ class TinyHfLlama {
   }
 
   void write_config(const std::filesystem::path& path) const {
-    const char* architecture = spec_.qwen2  ? "Qwen2ForCausalLM"
-                               : spec_.phi3 ? "Phi3ForCausalLM"
-                                            : "LlamaForCausalLM";
+    const char* architecture = spec_.qwen2    ? "Qwen2ForCausalLM"
+                               : spec_.phi3   ? "Phi3ForCausalLM"
+                               : spec_.gemma2 ? "Gemma2ForCausalLM"
+                                              : "LlamaForCausalLM";
     nlohmann::json config = {{"architectures", {architecture}},
-                             {"model_type", spec_.qwen2  ? "qwen2"
-                                            : spec_.phi3 ? "phi3"
-                                                         : "llama"},
+                             {"model_type", spec_.qwen2    ? "qwen2"
+                                            : spec_.phi3   ? "phi3"
+                                            : spec_.gemma2 ? "gemma2"
+                                                           : "llama"},
                              {"hidden_size", spec_.hidden},
                              {"intermediate_size", spec_.ffn},
                              {"num_hidden_layers", spec_.layers},
@@ -186,6 +268,15 @@ class TinyHfLlama {
                              {"eos_token_id", 2},
                              {"torch_dtype", "float32"}};
     if (spec_.phi3) config["sliding_window"] = 128;
+    if (spec_.gemma2) {
+      config["head_dim"] = TinyGemma2::kHeadDim;
+      config["sliding_window"] = TinyGemma2::kWindow;
+      config["query_pre_attn_scalar"] = TinyGemma2::kQueryScalar;
+      config["attn_logit_softcapping"] = TinyGemma2::kAttnSoftcap;
+      config["final_logit_softcapping"] = TinyGemma2::kFinalSoftcap;
+      config["hidden_activation"] = "gelu_pytorch_tanh";
+      config.erase("tie_word_embeddings");  // Gemma2Config ties them by default
+    }
     std::ofstream(path) << config.dump(2);
   }
 
@@ -201,12 +292,14 @@ class TinyHfLlama {
   void make_weights() {
     const int64_t e = spec_.hidden, q = spec_.heads * head_dim(), kv = spec_.kv_heads * head_dim();
     const double in_scale = 1.5 / std::sqrt(double(e));
-    add("model.embed_tokens.weight", {vocab_, e}, 1.0);
-    add("model.norm.weight", {e}, 0.2, 1.0);
-    if (!spec_.tied) add("lm_head.weight", {vocab_, e}, in_scale);
+    // Gemma's norm weights are offsets from 1.
+    const double norm_offset = spec_.gemma2 ? 0.0 : 1.0;
+    add("model.embed_tokens.weight", {vocab_, e}, spec_.gemma2 ? in_scale : 1.0);
+    add("model.norm.weight", {e}, 0.2, norm_offset);
+    if (!spec_.tied && !spec_.gemma2) add("lm_head.weight", {vocab_, e}, in_scale);
     for (int l = 0; l < spec_.layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
-      add(p + "input_layernorm.weight", {e}, 0.2, 1.0);
+      add(p + "input_layernorm.weight", {e}, 0.2, norm_offset);
       add(p + "self_attn.q_proj.weight", {q, e}, in_scale);
       add(p + "self_attn.k_proj.weight", {kv, e}, in_scale);
       add(p + "self_attn.v_proj.weight", {kv, e}, in_scale);
@@ -216,7 +309,11 @@ class TinyHfLlama {
         add(p + "self_attn.v_proj.bias", {kv}, 0.5);
       }
       add(p + "self_attn.o_proj.weight", {e, q}, 1.0 / std::sqrt(double(q)));
-      add(p + "post_attention_layernorm.weight", {e}, 0.2, 1.0);
+      add(p + "post_attention_layernorm.weight", {e}, 0.2, norm_offset);
+      if (spec_.gemma2) {
+        add(p + "pre_feedforward_layernorm.weight", {e}, 0.2);
+        add(p + "post_feedforward_layernorm.weight", {e}, 0.2);
+      }
       add(p + "mlp.gate_proj.weight", {spec_.ffn, e}, in_scale);
       add(p + "mlp.up_proj.weight", {spec_.ffn, e}, in_scale);
       add(p + "mlp.down_proj.weight", {e, spec_.ffn}, 1.0 / std::sqrt(double(spec_.ffn)));
@@ -241,13 +338,13 @@ class TinyHfLlama {
     return y;
   }
 
-  Vec rms_norm(const Vec& x, const std::string& weight) const {
+  Vec rms_norm(const Vec& x, const std::string& weight, double offset = 0.0) const {
     double ss = 0;
     for (double v : x) ss += v * v;
     const double inv = 1.0 / std::sqrt(ss / x.size() + spec_.rms_eps);
     const Weight& w = weights_.at(weight);
     Vec y(x.size());
-    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * w.values[i];
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * (offset + w.values[i]);
     return y;
   }
 
