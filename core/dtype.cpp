@@ -2,10 +2,14 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <iterator>
 #include <string>
 
 #include "baton/error.h"
+#include "core/fp8.h"
+#include "core/quantize/dequantize.h"
+#include "core/quantize/quantize.h"
 
 namespace baton {
 namespace {
@@ -60,75 +64,91 @@ size_t bytes_for_blocks(const DTypeTraits& t, int64_t count) {
   return static_cast<size_t>(count / t.block_size) * t.block_bytes;
 }
 
+// Casts a codec written for its own block type to the table's byte-level signature.
+template <class Block, void (*Encode)(const float*, Block*, int64_t)>
+void encode_blocks(const float* x, std::byte* out, int64_t n) {
+  Encode(x, reinterpret_cast<Block*>(out), n);
+}
+template <void (*Encode)(const float*, uint16_t*, int64_t)>
+void encode_halves(const float* x, std::byte* out, int64_t n) {
+  Encode(x, reinterpret_cast<uint16_t*>(out), n);
+}
+template <DType kType>
+void encode_int4(const float* x, std::byte* out, int64_t n) {
+  quantize_row_int4(kType, x, out, n);
+}
+template <DType kType>
+void decode_int4(const std::byte* row, int64_t n, float* out) {
+  dequantize_int4(kType, row, n, out);
+}
+void encode_f32(const float* x, std::byte* out, int64_t n) {
+  std::memcpy(out, x, static_cast<size_t>(n) * sizeof(float));
+}
+void encode_fp8_e4m3(const float* x, std::byte* out, int64_t n) {
+  auto* p = reinterpret_cast<uint8_t*>(out);
+  for (int64_t i = 0; i < n; ++i) p[i] = fp32_to_fp8_e4m3(x[i]);
+}
+
+struct DTypeEntry {
+  DType dtype;
+  DTypeTraits traits;
+};
+
+// The dtype table.
+const std::array<DTypeEntry, 21> kDTypes = {{
+    {DType::kF32, {"f32", 1, 4, 0, encode_f32, dequantize_f32}},
+    {DType::kF16, {"f16", 1, 2, 0, encode_halves<convert_row_f16>, dequantize_f16}},
+    {DType::kBF16, {"bf16", 1, 2, 0, encode_halves<convert_row_bf16>, dequantize_bf16}},
+    {DType::kF8E4M3, {"fp8_e4m3", 1, 1, 0, encode_fp8_e4m3, dequantize_fp8_e4m3}},
+    {DType::kI8, {"i8", 1, 1}},
+    {DType::kI32, {"i32", 1, 4}},
+    {DType::kQ8_0,
+     {"q8_0", kQK8_0, sizeof(BlockQ8_0), 0, encode_blocks<BlockQ8_0, quantize_row_q8_0>,
+      dequantize_q8_0}},
+    {DType::kQ4_0,
+     {"q4_0", kQK4_0, sizeof(BlockQ4_0), 0, encode_blocks<BlockQ4_0, quantize_row_q4_0>,
+      dequantize_q4_0}},
+    {DType::kQ4_1,
+     {"q4_1", kQK4_1, sizeof(BlockQ4_1), 0, encode_blocks<BlockQ4_1, quantize_row_q4_1>,
+      dequantize_q4_1}},
+    {DType::kQ5_0,
+     {"q5_0", kQK5_0, sizeof(BlockQ5_0), 0, encode_blocks<BlockQ5_0, quantize_row_q5_0>,
+      dequantize_q5_0}},
+    {DType::kQ5_1,
+     {"q5_1", kQK5_1, sizeof(BlockQ5_1), 0, encode_blocks<BlockQ5_1, quantize_row_q5_1>,
+      dequantize_q5_1}},
+    {DType::kQ2_K,
+     {"q2_K", kQK_K, sizeof(BlockQ2_K), 0, encode_blocks<BlockQ2_K, quantize_row_q2_k>,
+      dequantize_q2_k}},
+    {DType::kQ3_K,
+     {"q3_K", kQK_K, sizeof(BlockQ3_K), 0, encode_blocks<BlockQ3_K, quantize_row_q3_k>,
+      dequantize_q3_k}},
+    {DType::kQ4_K,
+     {"q4_K", kQK_K, sizeof(BlockQ4_K), 0, encode_blocks<BlockQ4_K, quantize_row_q4_k>,
+      dequantize_q4_k}},
+    {DType::kQ5_K,
+     {"q5_K", kQK_K, sizeof(BlockQ5_K), 0, encode_blocks<BlockQ5_K, quantize_row_q5_k>,
+      dequantize_q5_k}},
+    {DType::kQ6_K,
+     {"q6_K", kQK_K, sizeof(BlockQ6_K), 0, encode_blocks<BlockQ6_K, quantize_row_q6_k>,
+      dequantize_q6_k}},
+    {DType::kI8Row, {"int8", 32, 32, sizeof(float), quantize_row_int8, dequantize_int8}},
+    {DType::kI4G32,
+     {"int4_g32", int4_block_size(DType::kI4G32), int4_block_bytes(DType::kI4G32), 0,
+      encode_int4<DType::kI4G32>, decode_int4<DType::kI4G32>}},
+    {DType::kI4G128,
+     {"int4_g128", int4_block_size(DType::kI4G128), int4_block_bytes(DType::kI4G128), 0,
+      encode_int4<DType::kI4G128>, decode_int4<DType::kI4G128>}},
+    {DType::kF8Row, {"fp8", 32, 32, sizeof(float), quantize_row_fp8, dequantize_fp8}},
+    {DType::kI8Scaled,
+     {"int8_scaled", 1, 1, sizeof(float), quantize_row_int8_scaled, dequantize_int8}},
+}};
+
 }  // namespace
 
 const DTypeTraits& traits(DType dtype) {
-  static const DTypeTraits kF32{"f32", 1, 4};
-  static const DTypeTraits kF16{"f16", 1, 2};
-  static const DTypeTraits kBF16{"bf16", 1, 2};
-  static const DTypeTraits kF8E4M3{"fp8_e4m3", 1, 1};
-  static const DTypeTraits kI8{"i8", 1, 1};
-  static const DTypeTraits kI32{"i32", 1, 4};
-  static const DTypeTraits kQ8_0{"q8_0", kQK8_0, sizeof(BlockQ8_0)};
-  static const DTypeTraits kQ4_0{"q4_0", kQK4_0, sizeof(BlockQ4_0)};
-  static const DTypeTraits kQ4_1{"q4_1", kQK4_1, sizeof(BlockQ4_1)};
-  static const DTypeTraits kQ5_0{"q5_0", kQK5_0, sizeof(BlockQ5_0)};
-  static const DTypeTraits kQ5_1{"q5_1", kQK5_1, sizeof(BlockQ5_1)};
-  static const DTypeTraits kQ2_K{"q2_K", kQK_K, sizeof(BlockQ2_K)};
-  static const DTypeTraits kQ3_K{"q3_K", kQK_K, sizeof(BlockQ3_K)};
-  static const DTypeTraits kQ4_K{"q4_K", kQK_K, sizeof(BlockQ4_K)};
-  static const DTypeTraits kQ5_K{"q5_K", kQK_K, sizeof(BlockQ5_K)};
-  static const DTypeTraits kQ6_K{"q6_K", kQK_K, sizeof(BlockQ6_K)};
-  static const DTypeTraits kI8Row{"int8", 32, 32, sizeof(float)};
-  static const DTypeTraits kI4G32{"int4_g32", int4_block_size(DType::kI4G32),
-                                  int4_block_bytes(DType::kI4G32)};
-  static const DTypeTraits kI4G128{"int4_g128", int4_block_size(DType::kI4G128),
-                                   int4_block_bytes(DType::kI4G128)};
-  static const DTypeTraits kF8Row{"fp8", 32, 32, sizeof(float)};
-  static const DTypeTraits kI8Scaled{"int8_scaled", 1, 1, sizeof(float)};
-  switch (dtype) {
-    case DType::kF32:
-      return kF32;
-    case DType::kF16:
-      return kF16;
-    case DType::kBF16:
-      return kBF16;
-    case DType::kF8E4M3:
-      return kF8E4M3;
-    case DType::kI8:
-      return kI8;
-    case DType::kI32:
-      return kI32;
-    case DType::kQ8_0:
-      return kQ8_0;
-    case DType::kQ4_0:
-      return kQ4_0;
-    case DType::kQ4_1:
-      return kQ4_1;
-    case DType::kQ5_0:
-      return kQ5_0;
-    case DType::kQ5_1:
-      return kQ5_1;
-    case DType::kQ2_K:
-      return kQ2_K;
-    case DType::kQ3_K:
-      return kQ3_K;
-    case DType::kQ4_K:
-      return kQ4_K;
-    case DType::kQ5_K:
-      return kQ5_K;
-    case DType::kQ6_K:
-      return kQ6_K;
-    case DType::kI8Row:
-      return kI8Row;
-    case DType::kI4G32:
-      return kI4G32;
-    case DType::kI4G128:
-      return kI4G128;
-    case DType::kF8Row:
-      return kF8Row;
-    case DType::kI8Scaled:
-      return kI8Scaled;
+  for (const DTypeEntry& entry : kDTypes) {
+    if (entry.dtype == dtype) return entry.traits;
   }
   throw Error(ErrorCategory::kInternal,
               "unknown dtype code " + std::to_string(static_cast<uint32_t>(dtype)));

@@ -50,11 +50,21 @@ enum class DType : uint32_t {
   kI8Scaled = 1005,
 };
 
+// A row codec: `n` floats written as one row of a dtype (a whole number of blocks; for types
+// with row headers, a whole row), and `n` elements of such a row read back.
+using QuantizeRow = void (*)(const float* x, std::byte* out, int64_t n);
+using DequantizeRow = void (*)(const std::byte* row, int64_t n, float* out);
+
+// One entry of the dtype table (core/dtype.cpp), as ggml's type traits: everything that code
+// outside the kernels needs to know of a type. Adding a type is a layout here, an entry there,
+// its encoder (core/quantize/quantize*.cpp) and decoder (core/quantize/dequantize*.cpp).
 struct DTypeTraits {
   std::string_view name;
-  int64_t block_size;           // elements per block (1 for plain types)
-  size_t block_bytes;           // bytes per block
-  size_t row_header_bytes = 0;  // bytes before each row's blocks (per-row scales)
+  int64_t block_size;                  // elements per block (1 for plain types)
+  size_t block_bytes;                  // bytes per block
+  size_t row_header_bytes = 0;         // bytes before each row's blocks (per-row scales)
+  QuantizeRow quantize = nullptr;      // null: no values to encode (i8, i32)
+  DequantizeRow dequantize = nullptr;  // null: no values to decode (i8, i32)
 };
 
 const DTypeTraits& traits(DType dtype);

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "baton/error.h"
-#include "core/fp8.h"
 #include "core/half.h"
 #include "core/quantize/quantize_detail.h"
 
@@ -69,59 +68,15 @@ void convert_row_bf16(const float* x, uint16_t* out, int64_t n) {
 }
 
 void quantize_row(DType dtype, const float* x, std::byte* out, int64_t n) {
-  switch (dtype) {
-    case DType::kF32:
-      std::memcpy(out, x, static_cast<size_t>(n) * sizeof(float));
-      return;
-    case DType::kF16:
-      convert_row_f16(x, reinterpret_cast<uint16_t*>(out), n);
-      return;
-    case DType::kF8E4M3: {
-      auto* p = reinterpret_cast<uint8_t*>(out);
-      for (int64_t i = 0; i < n; ++i) p[i] = fp32_to_fp8_e4m3(x[i]);
-      return;
-    }
-    case DType::kBF16:
-      convert_row_bf16(x, reinterpret_cast<uint16_t*>(out), n);
-      return;
-    case DType::kQ8_0:
-      quantize_row_q8_0(x, reinterpret_cast<BlockQ8_0*>(out), n);
-      return;
-    case DType::kQ4_0:
-      quantize_row_q4_0(x, reinterpret_cast<BlockQ4_0*>(out), n);
-      return;
-    case DType::kQ4_1:
-      return quantize_row_q4_1(x, reinterpret_cast<BlockQ4_1*>(out), n);
-    case DType::kQ5_0:
-      return quantize_row_q5_0(x, reinterpret_cast<BlockQ5_0*>(out), n);
-    case DType::kQ5_1:
-      return quantize_row_q5_1(x, reinterpret_cast<BlockQ5_1*>(out), n);
-    case DType::kQ2_K:
-      return quantize_row_q2_k(x, reinterpret_cast<BlockQ2_K*>(out), n);
-    case DType::kQ3_K:
-      return quantize_row_q3_k(x, reinterpret_cast<BlockQ3_K*>(out), n);
-    case DType::kQ4_K:
-      return quantize_row_q4_k(x, reinterpret_cast<BlockQ4_K*>(out), n);
-    case DType::kQ5_K:
-      return quantize_row_q5_k(x, reinterpret_cast<BlockQ5_K*>(out), n);
-    case DType::kQ6_K:
-      return quantize_row_q6_k(x, reinterpret_cast<BlockQ6_K*>(out), n);
-    case DType::kI8Row:
-      return quantize_row_int8(x, out, n);
-    case DType::kI8Scaled:
-      return quantize_row_int8_scaled(x, out, n);
-    case DType::kF8Row:
-      return quantize_row_fp8(x, out, n);
-    case DType::kI4G32:
-    case DType::kI4G128:
-      return quantize_row_int4(dtype, x, out, n);
-    default:
-      throw Error(ErrorCategory::kUnsupported,
-                  "cannot quantize to dtype " + std::string(to_string(dtype)) +
-                      " (supported: f32, f16, bf16, fp8_e4m3, q8_0, q4_0, q4_1, q5_0, q5_1, "
-                      "q2_K, q3_K, q4_K, q5_K, q6_K, int8, int4_g32, int4_g128, fp8, "
-                      "int8_scaled)");
+  const QuantizeRow encode = traits(dtype).quantize;
+  if (encode == nullptr) {
+    throw Error(ErrorCategory::kUnsupported,
+                "cannot quantize to dtype " + std::string(to_string(dtype)) +
+                    " (supported: f32, f16, bf16, fp8_e4m3, q8_0, q4_0, q4_1, q5_0, q5_1, "
+                    "q2_K, q3_K, q4_K, q5_K, q6_K, int8, int4_g32, int4_g128, fp8, "
+                    "int8_scaled)");
   }
+  encode(x, out, n);
 }
 
 }  // namespace baton

@@ -6,9 +6,9 @@
 
 #include "core/dtype.h"
 #include "core/half.h"
-#include "ops/reference/dequantize_blocks.h"
+#include "core/quantize/dequantize.h"
 
-namespace baton::reference {
+namespace baton {
 namespace {
 
 // The two low bits of element e of a Q2_K or Q3_K super-block.
@@ -104,4 +104,4 @@ void dequantize_q6_k(const std::byte* row, int64_t n, float* out) {
   }
 }
 
-}  // namespace baton::reference
+}  // namespace baton

@@ -5,9 +5,9 @@
 #include "core/dtype.h"
 #include "core/fp8.h"
 #include "core/half.h"
-#include "ops/reference/dequantize_blocks.h"
+#include "core/quantize/dequantize.h"
 
-namespace baton::reference {
+namespace baton {
 namespace {
 
 float row_scale(const std::byte* row) {
@@ -46,4 +46,4 @@ void dequantize_int4(DType dtype, const std::byte* row, int64_t n, float* out) {
   }
 }
 
-}  // namespace baton::reference
+}  // namespace baton

@@ -3,9 +3,9 @@
 
 #include "core/dtype.h"
 #include "core/half.h"
-#include "ops/reference/dequantize_blocks.h"
+#include "core/quantize/dequantize.h"
 
-namespace baton::reference {
+namespace baton {
 namespace {
 
 // Element j of a 32-element block: its nibble (low nibbles first, then high nibbles).
@@ -49,4 +49,4 @@ void dequantize_q5_1(const std::byte* row, int64_t n, float* out) {
   }
 }
 
-}  // namespace baton::reference
+}  // namespace baton
