@@ -3,8 +3,8 @@
 // The one entry point a backend plugin (libbaton-backend-NAME.so) exports. Plugins implement
 // baton::Backend in C++ against the same headers as the core, so the core and a plugin must come
 // from the same Baton build of this interface: kBackendAbiVersion changes whenever Backend,
-// Tensor, Buffer, Graph, Node or the op parameter types change, and the loader refuses a plugin
-// built for another version with a message naming both.
+// Tensor, Buffer, Graph, Node, OpKind (new ops go at its end) or the op parameter types change, and
+// the loader refuses a plugin built for another version with a message naming both.
 
 #include <cstdint>
 #include <memory>
@@ -14,7 +14,9 @@
 namespace baton {
 
 // 2: Buffer gained release_pages, discard and data_for_overwrite; ops/op.h moved to core/op.h.
-inline constexpr uint32_t kBackendAbiVersion = 2;
+// 3: ops geglu, scale and softcap with ScalarParams; AttentionParams gained softcap and window;
+//    DTypeTraits gained the row codecs; plugins link their own copy of the runtime layer.
+inline constexpr uint32_t kBackendAbiVersion = 3;
 
 // What the entry point returns; static storage in the plugin.
 struct BackendPluginInfo {

@@ -85,8 +85,10 @@ Tensor Graph::attention(const Tensor& q, const Tensor& k_cache, const Tensor& v_
               std::to_string(k_cache.dim(2)));
   require(params.batch && params.batch->token_pos.size() == static_cast<size_t>(q.dim(0)), name,
           "batch layout must describe every token");
-  require(params.softcap >= 0.0f && std::isfinite(params.softcap) && params.window >= 0, name,
-          "softcap and window must not be negative");
+  require(params.softcap >= 0.0f && std::isfinite(params.softcap), name,
+          "softcap " + std::to_string(params.softcap) + " must be finite and not negative");
+  require(params.window >= 0, name,
+          "window " + std::to_string(params.window) + " must not be negative");
   return append(OpKind::kAttention, {q, k_cache, v_cache}, DType::kF32, q.shape(),
                 std::move(params), std::move(name));
 }
@@ -102,13 +104,13 @@ Tensor Graph::geglu(const Tensor& gate, const Tensor& up, std::string name) {
 }
 
 Tensor Graph::scale(const Tensor& x, float factor, std::string name) {
-  require(std::isfinite(factor), name, "the factor must be finite");
+  require(std::isfinite(factor), name, "factor " + std::to_string(factor) + " is not finite");
   return append(OpKind::kScale, {x}, DType::kF32, x.shape(), ScalarParams{factor}, std::move(name));
 }
 
 Tensor Graph::softcap(const Tensor& x, float cap, std::string name) {
   require(std::isfinite(cap) && cap > 0.0f, name,
-          "the cap must be positive, got " + std::to_string(cap));
+          "cap " + std::to_string(cap) + " must be positive and finite");
   return append(OpKind::kSoftcap, {x}, DType::kF32, x.shape(), ScalarParams{cap}, std::move(name));
 }
 

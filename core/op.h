@@ -25,12 +25,6 @@ enum class OpKind {
   kAttention,
   // gate, up [n, f] f32 -> [n, f] = silu(gate) * up
   kSwiGlu,
-  // gate, up [n, f] f32 -> [n, f] = gelu(gate) * up, GELU in its tanh form (Gemma's GeGLU)
-  kGeGlu,
-  // x f32 -> like x, times ScalarParams::value
-  kScale,
-  // x f32 -> like x, c * tanh(x / c) with c = ScalarParams::value (Gemma 2's logit soft-capping)
-  kSoftcap,
   // a [n, d] f32, b [n, d] or [d] f32 (broadcast over rows) -> [n, d]
   kAdd,
   // x [n, d] f32 -> [n, d], per row
@@ -39,6 +33,12 @@ enum class OpKind {
   kArgmax,
   // x [n, d] f32, rows [m] i32 -> [m, d]
   kGetRows,
+  // gate, up [n, f] f32 -> [n, f] = gelu(gate) * up, GELU in its tanh form (Gemma's GeGLU)
+  kGeGlu,
+  // x f32 -> like x, times ScalarParams::value
+  kScale,
+  // x f32 -> like x, c * tanh(x / c) with c = ScalarParams::value (Gemma 2's logit soft-capping)
+  kSoftcap,
 };
 
 std::string_view to_string(OpKind op);

@@ -57,7 +57,8 @@ std::string key(const std::string& suffix) {
 }
 
 // Which layers use the sliding window: a bool per layer, or a period n whose last layer in each
-// n is global (llama.cpp's reading; Gemma 2's default 2 makes the even layers local).
+// n is global, as llama.cpp reads the key for other families. Its gemma2 ignores the key and
+// always takes 2 (the even layers local), which is also the default here.
 std::vector<bool> sliding_window_layers(const gguf::GgufFile& file, int32_t n_layer) {
   const std::string pattern_key = key("attention.sliding_window_pattern");
   const gguf::Value* pattern = file.find(pattern_key);
@@ -84,28 +85,33 @@ std::vector<bool> sliding_window_layers(const gguf::GgufFile& file, int32_t n_la
 ModelConfig read_config(const gguf::GgufFile& file) {
   ModelConfig c = read_model_config(file);
   c.rope.mode = RopeMode::kNeox;
+  const auto positive = [&file](const std::string& name, double fallback) {
+    const double value = file.find_float(name).value_or(fallback);
+    if (!(value > 0.0) || !std::isfinite(value)) {
+      throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": " + name +
+                                                    " = " + std::to_string(value) +
+                                                    " must be positive and finite");
+    }
+    return static_cast<float>(value);
+  };
   // Defaults are Gemma 2's published values, as llama.cpp assumes them.
-  c.attn_softcap =
-      static_cast<float>(file.find_float(key("attn_logit_softcapping")).value_or(50.0));
-  c.final_softcap =
-      static_cast<float>(file.find_float(key("final_logit_softcapping")).value_or(30.0));
+  c.attn_softcap = positive(key("attn_logit_softcapping"), 50.0);
+  c.final_softcap = positive(key("final_logit_softcapping"), 30.0);
   const int64_t window = file.find_int(key("attention.sliding_window")).value_or(4096);
-  if (!(c.attn_softcap >= 0.0f) || !(c.final_softcap >= 0.0f) || window <= 0 ||
-      window > (int64_t{1} << 30)) {
-    throw Error(
-        ErrorCategory::kInvalidModel,
-        file.path().filename().string() +
-            ": gemma2 soft-caps must not be negative and the sliding window must be positive");
+  if (window <= 0 || window > (int64_t{1} << 30)) {
+    throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": " +
+                                                  key("attention.sliding_window") + " = " +
+                                                  std::to_string(window) + " is out of range");
   }
   c.sliding_window = static_cast<int32_t>(window);
   c.swa_layers = sliding_window_layers(file, c.n_layer);
-  // Query scaling: the file's attention.scale when present; otherwise llama.cpp's rule, which
-  // follows Gemma's reference code: 1/sqrt(n_embd / n_head) for the 27B model (46 layers, whose
+  // Query scaling: attention.scale, a Baton key (its HF import writes it from
+  // query_pre_attn_scalar), when present; otherwise llama.cpp's rule, which follows Gemma's
+  // reference code: 1/sqrt(n_embd / n_head) for the 27B model (46 layers, whose
   // query_pre_attn_scalar is that), 1/sqrt(head_dim) for the others.
   const bool is_27b = c.n_layer == 46;
   c.attn_scale =
-      static_cast<float>(file.find_float(key("attention.scale"))
-                             .value_or(1.0 / std::sqrt(is_27b ? c.n_embd / c.n_head : c.head_dim)));
+      positive(key("attention.scale"), 1.0 / std::sqrt(is_27b ? c.n_embd / c.n_head : c.head_dim));
   return c;
 }
 

@@ -117,6 +117,10 @@ void check_shape(const SyntheticShape& s) {
     invalid("n_embd " + std::to_string(s.n_embd) + " is not an even head size times n_head " +
             std::to_string(s.n_head));
   }
+  if (s.long_rope_original_context < 0 ||
+      (s.long_rope_original_context > 0 && s.architecture != "phi3")) {
+    invalid("LongRoPE factors are a phi3 feature, after a positive original context");
+  }
   if (s.head_dim < 0 || s.head_dim % 2 != 0) {
     invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
   }
@@ -195,11 +199,11 @@ class TensorList {
     count(n, bytes_for(DType::kF32, n));
   }
   // Factors 1 + |normal| * spread: dividing an angle by less than 1 is not what they are for.
-  void rope_factors(const std::string& name, int64_t n, float base, float spread) {
+  void rope_factors(const std::string& name, int64_t n, float spread) {
     writer_.add_tensor(name, {n}, DType::kF32, [=, this](std::span<std::byte> bytes) {
       std::vector<float> values(static_cast<size_t>(n));
       fill_normal(values.data(), n, spread, name_seed(options_.seed, name));
-      for (float& v : values) v = base + std::abs(v);
+      for (float& v : values) v = 1.0f + std::abs(v);
       std::memcpy(bytes.data(), values.data(), bytes.size());
     });
     count(n, bytes_for(DType::kF32, n));
@@ -349,7 +353,6 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
     if (a == "gemma2") t.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
   if (s.long_rope_original_context > 0) {
-    if (a != "phi3") invalid("LongRoPE factors are a phi3 feature");
     writer.add_uint32(a + ".rope.scaling.original_context_length", s.long_rope_original_context);
     // Phi-3's magnitude scaling for its context extension, as llama.cpp's converter writes it.
     const double scale = static_cast<double>(s.n_ctx) / s.long_rope_original_context;
@@ -358,8 +361,8 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
         scale > 1.0 ? static_cast<float>(
                           std::sqrt(1.0 + std::log(scale) / std::log(s.long_rope_original_context)))
                     : 1.0f);
-    t.rope_factors("rope_factors_short.weight", head_dim / 2, 1.0f, 0.5f);
-    t.rope_factors("rope_factors_long.weight", head_dim / 2, 1.0f, 20.0f);
+    t.rope_factors("rope_factors_short.weight", head_dim / 2, 0.5f);
+    t.rope_factors("rope_factors_long.weight", head_dim / 2, 20.0f);
   }
   t.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);

@@ -15,21 +15,41 @@ import subprocess
 import sys
 
 EXPORTED_CLASS = re.compile(r"\bclass\s+BATON_API\s+(\w+)")
-EXPORTED_FUNCTION = re.compile(r"\bBATON_API\s+[^;(){}]*?\b(\w+)\s*\(")
+EXPORTED_FUNCTION = re.compile(r"\bBATON_API\s+[^;(){}]*?\b(\w+)\s*\(([^)]*)\)")
+DECLARED_TYPE = re.compile(r"\b(?:class|struct|enum class|enum)\s+(?:BATON_API\s+)?(\w+)")
 C_FUNCTION = re.compile(r"^\s*\w[\w\s\*]*?\b(baton_\w+)\s*\(", re.MULTILINE)
 
 
+def demangled_signature(name, parameters, types):
+    """How nm -C prints baton::name(parameters) for parameters of plain or public types."""
+    printed = []
+    for parameter in filter(None, (p.strip() for p in parameters.split(","))):
+        words = parameter.split("=")[0].split()
+        type_words = words[:-1] if len(words) > 1 else words  # drop the parameter's name
+        printed.append(" ".join("baton::" + w if w in types else w for w in type_words))
+    return "baton::%s(%s)" % (name, ", ".join(printed))
+
+
 def public_names(include_dir):
-    """(classes, functions, C functions) that the public headers export."""
-    classes, functions, c_functions = set(), set(), set()
+    """(classes, function signatures as nm -C prints them, C functions) that the public headers
+    export."""
+    texts = {}
     for header in glob.glob(os.path.join(include_dir, "baton", "*.h")):
         with open(header) as f:
-            text = f.read()
+            texts[os.path.basename(header)] = f.read()
+    types = set()
+    for text in texts.values():
+        types.update(DECLARED_TYPE.findall(text))
+    classes, functions, c_functions = set(), set(), set()
+    for name, text in texts.items():
+        text = re.sub(r"^\s*#.*$", "", text, flags=re.MULTILINE)  # BATON_API's own #define
         classes.update(EXPORTED_CLASS.findall(text))
-        functions.update(EXPORTED_FUNCTION.findall(text))
-        if os.path.basename(header) == "baton.h":
+        for function, parameters in EXPORTED_FUNCTION.findall(text):
+            if function not in classes:
+                functions.add(demangled_signature(function, parameters, types))
+        if name == "baton.h":
             c_functions.update(C_FUNCTION.findall(text))
-    return classes, functions - classes, c_functions
+    return classes, functions, c_functions
 
 
 def is_public(symbol, classes, functions, c_functions):
@@ -40,7 +60,7 @@ def is_public(symbol, classes, functions, c_functions):
             return symbol[len(prefix):] in {"baton::" + c for c in classes}
     if any(symbol.startswith("baton::%s::" % c) for c in classes):
         return True
-    return any(symbol.startswith("baton::%s(" % f) for f in functions)
+    return symbol in functions
 
 
 def exported_symbols(library):

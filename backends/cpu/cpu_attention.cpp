@@ -27,7 +27,7 @@ void attention(const Context& ctx, const Tensor& q, const Tensor& k_cache, const
                const AttentionParams& params, const Tensor& out) {
   const PagedBatch& batch = *params.batch;
   validate_paged_batch(batch, q.dim(0), k_cache.dim(0), k_cache.dim(1));
-  const attn::Plan plan = attn::make_plan(batch, q.dim(0), k_cache.dim(2));
+  const attn::Plan plan = attn::make_plan(batch, q.dim(0), k_cache.dim(2), params.window);
   const attn::Args args{.q = q.data<float>(),
                         .k_cache = k_cache.materialize(),
                         .v_cache = v_cache.materialize(),

@@ -127,7 +127,8 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
     case OpKind::kGeGlu:
     case OpKind::kScale:
     case OpKind::kSoftcap:
-      break;  // supports_node refuses them before a step runs
+      // supports_node refuses them before a step runs; reaching here is a broken invariant.
+      throw Error(ErrorCategory::kInternal, "no GPU kernel for this op");
   }
 }
 

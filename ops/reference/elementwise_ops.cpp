@@ -51,7 +51,7 @@ void softcap(const Tensor& x, float cap, const Tensor& out) {
   require_input(x, DType::kF32, "softcap x");
   require_input(out, DType::kF32, "softcap output");
   require_shape(out, x.shape(), "softcap output");
-  require(cap > 0.0f, "softcap cap must be positive");
+  require(cap > 0.0f, "softcap cap " + std::to_string(cap) + " must be positive");
   for (int64_t i = 0; i < x.numel(); ++i) {
     out.data<float>()[i] = static_cast<float>(cap * std::tanh(x.data<float>()[i] / double{cap}));
   }

@@ -27,6 +27,9 @@ struct TinyModelSpec {
   // gemma2 only: small enough to matter in a few-token test
   float attn_softcap = 3.0f, final_softcap = 5.0f, attn_scale = 0.3f;
   int sliding_window = 4;
+  // Windowed layers l: swa_period == 0 || l % swa_period < swa_period - 1 (llama.cpp's rule);
+  // written as attention.sliding_window_pattern unless it is the default 2.
+  int swa_period = 2;
   // phi3 only, when > 0: LongRoPE factor tensors, switching from the short to the long set past
   // this context (the tests' context is 256), and the rotation's magnitude scaling
   int long_rope_original_context = 0;
@@ -86,6 +89,8 @@ class TinyModel {
       w.add_float32(a + ".final_logit_softcapping", spec_.final_softcap);
       w.add_float32(a + ".attention.scale", spec_.attn_scale);
       w.add_uint32(a + ".attention.sliding_window", spec_.sliding_window);
+      if (spec_.swa_period != 2)
+        w.add_uint32(a + ".attention.sliding_window_pattern", spec_.swa_period);
     }
     if (spec_.long_rope_original_context > 0) {
       w.add_uint32(a + ".rope.scaling.original_context_length", spec_.long_rope_original_context);
@@ -263,8 +268,10 @@ class TinyModel {
         Vec attn(spec_.n_head * hd, 0.0);
         for (int h = 0; h < spec_.n_head; ++h) {
           const int kvh = h / (spec_.n_head / spec_.n_head_kv);
-          // Gemma 2: even layers see only the last sliding_window positions.
-          const int first = gemma2() && l % 2 == 0 ? std::max(0, t - spec_.sliding_window + 1) : 0;
+          // Gemma 2: windowed layers see only the last sliding_window positions.
+          const int period = spec_.swa_period;
+          const bool windowed = gemma2() && (period == 0 || l % period < period - 1);
+          const int first = windowed ? std::max(0, t - spec_.sliding_window + 1) : 0;
           Vec scores(t + 1, -1e300);
           double max_score = -1e300, total = 0;
           for (int s = first; s <= t; ++s) {

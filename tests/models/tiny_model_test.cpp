@@ -60,7 +60,9 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"phi3_long_rope_short_factors",
              {.architecture = "phi3", .long_rope_original_context = 4096}},
         Case{"gemma2_gqa", {.architecture = "gemma2"}},
-        Case{"gemma2_mqa_three_layers", {.architecture = "gemma2", .n_head_kv = 1, .n_layer = 3}}),
+        Case{"gemma2_mqa_three_layers", {.architecture = "gemma2", .n_head_kv = 1, .n_layer = 3}},
+        Case{"gemma2_every_layer_windowed", {.architecture = "gemma2", .swa_period = 0}},
+        Case{"gemma2_window_pattern_3", {.architecture = "gemma2", .n_layer = 3, .swa_period = 3}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Loads a tiny model of `spec` written without `skipped`; the error it must fail with.

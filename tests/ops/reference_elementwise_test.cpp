@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <memory>
 
 #include "baton/error.h"
 #include "ops/reference.h"
@@ -84,6 +86,38 @@ TEST(ReferenceRunNode, RunsAGraphsNodesInOrder) {
   EXPECT_FLOAT_EQ(probs.data<float>()[0], 0.25f);
   EXPECT_FLOAT_EQ(probs.data<float>()[1], 0.75f);
   EXPECT_EQ(best.data<int32_t>()[0], 1);
+}
+
+// Graph-building checks of Gemma 2's ops: a bad parameter names the node and the value.
+TEST(GraphChecks, ScaleSoftcapAndAttentionRefuseBadParameters) {
+  Graph g = host_graph();
+  const Tensor x = f32_tensor({1, 2}, {1, 2});
+  auto message = [](const std::function<void()>& build) {
+    try {
+      build();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message([&] { g.scale(x, INFINITY, "emb_scale"); }).find("emb_scale: factor inf"),
+            std::string::npos);
+  EXPECT_NE(message([&] { g.softcap(x, 0.0f, "cap"); }).find("cap: cap 0"), std::string::npos);
+  const Tensor q = Tensor::host(DType::kF32, {1, 1, 2});
+  const Tensor cache = Tensor::host(DType::kF32, {1, 1, 1, 2});
+  auto batch = std::make_shared<PagedBatch>();
+  batch->block_size = 1;
+  batch->token_seq = {0};
+  batch->token_pos = {0};
+  batch->block_tables = {{0}};
+  EXPECT_NE(message([&] {
+              g.attention(q, cache, cache, {.window = -1, .batch = batch}, "a");
+            }).find("a: window -1 must not be negative"),
+            std::string::npos);
+  EXPECT_NE(message([&] {
+              g.attention(q, cache, cache, {.softcap = -2, .batch = batch}, "a");
+            }).find("a: softcap -2"),
+            std::string::npos);
 }
 
 TEST(ReferenceRunNode, ErrorNamesTheNodeAndTheBadDtype) {

@@ -28,6 +28,12 @@ DEFAULT_PROMPTS = [
 ]
 
 
+def context(args):
+    """One context size for both: it picks LongRoPE's factor set, and the window of sliding-
+    window layers must fit."""
+    return 4 * args.n + 256
+
+
 def margin(logprobs):
     values = sorted(logprobs, reverse=True)
     return values[0] - values[1] if len(values) > 1 else float("inf")
@@ -61,7 +67,7 @@ def baton_complete(args, prompts):
     requests = "".join(json.dumps({"prompt": p, "max_tokens": args.n, "temperature": 0,
                                    "logprobs": 2}) + "\n" for p in prompts)
     out = subprocess.run([args.baton, "batch", "-m", args.model, "-t", str(args.t),
-                          "--ignore-eos", "--input", "/dev/stdin"],
+                          "-c", str(context(args)), "--ignore-eos", "--input", "/dev/stdin"],
                          input=requests, check=True, capture_output=True, text=True).stdout
     results = []
     for line in out.splitlines():
@@ -87,7 +93,7 @@ def llama_all(args, prompts):
     # An f32 KV cache like Baton's default, so that the cache rounds neither side.
     process = subprocess.Popen(
         [args.llama_server, "-m", args.model, "--port", str(PORT_LLAMA), "-t", str(args.t), "-np",
-         "1", "-c", str(4 * args.n + 256), "-ctk", "f32", "-ctv", "f32", "-fa", "off"],
+         "1", "-c", str(context(args)), "-ctk", "f32", "-ctv", "f32", "-fa", "off"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_ready(url, process)

@@ -23,8 +23,9 @@ constexpr int64_t kSplitLength = 256;
 
 // One unit of parallel work: the query tokens `tokens[first, first + count)` of one sequence
 // (token indices into the batch), all query heads of KV head `kv_head`, against cache positions
-// [kv_begin, kv_end) clipped per token to its own position. partial < 0 writes the normalised
-// output; otherwise the unnormalised state goes to partial slot `partial` for a later merge.
+// [kv_begin, kv_end) clipped per token to its own position and window. partial < 0 writes the
+// normalised output; otherwise the unnormalised state goes to partial slot `partial` for a later
+// merge.
 struct WorkItem {
   int32_t seq, kv_head;
   int32_t first, count;
@@ -45,7 +46,8 @@ struct Plan {
   int32_t partials = 0;
 };
 
-Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads);
+// `window` is AttentionParams::window: items start where their tokens' windows start.
+Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads, int32_t window);
 
 struct Args {
   const float* q;  // [n, heads, head_dim]

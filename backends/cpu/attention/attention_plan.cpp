@@ -4,7 +4,7 @@
 
 namespace baton::cpu::attn {
 
-Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads) {
+Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads, int32_t window) {
   Plan plan;
   const int32_t n_seqs = static_cast<int32_t>(batch.block_tables.size());
   std::vector<std::vector<int32_t>> by_seq(static_cast<size_t>(n_seqs));
@@ -16,16 +16,20 @@ Plan make_plan(const PagedBatch& batch, int64_t n_tokens, int64_t kv_heads) {
     for (int32_t first = 0; first < static_cast<int32_t>(tokens.size()); first += kQueryTile) {
       const int32_t count =
           std::min(static_cast<int32_t>(kQueryTile), static_cast<int32_t>(tokens.size()) - first);
-      int32_t kv_end = 0;
-      for (int32_t i = first; i < first + count; ++i)
+      // The positions some token of the tile attends to: from the earliest window start to the
+      // latest position.
+      int32_t kv_begin = batch.token_pos[tokens[first]], kv_end = 0;
+      for (int32_t i = first; i < first + count; ++i) {
+        kv_begin = std::min(kv_begin, first_attended(window, batch.token_pos[tokens[i]]));
         kv_end = std::max(kv_end, batch.token_pos[tokens[i]] + 1);
+      }
       for (int32_t h = 0; h < kv_heads; ++h) {
-        if (count > 1 || kv_end <= kSplitLength) {
-          plan.items.push_back({s, h, base + first, count, 0, kv_end, -1});
+        if (count > 1 || kv_end - kv_begin <= kSplitLength) {
+          plan.items.push_back({s, h, base + first, count, kv_begin, kv_end, -1});
           continue;
         }
         Merge merge{tokens[first], h, plan.partials, 0};
-        for (int32_t begin = 0; begin < kv_end; begin += kSplitLength) {
+        for (int32_t begin = kv_begin; begin < kv_end; begin += kSplitLength) {
           const int32_t end = std::min(kv_end, begin + static_cast<int32_t>(kSplitLength));
           plan.items.push_back({s, h, base + first, 1, begin, end, plan.partials++});
           ++merge.count;
