@@ -48,6 +48,10 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
     w.add_string(key("rope.scaling.type"), "linear");
     w.add_float32(key("rope.scaling.factor"), static_cast<float>(*c.rope_linear_factor));
   }
+  if (c.long_rope) {
+    w.add_uint32(key("rope.scaling.original_context_length"), c.long_rope->original_context);
+    w.add_float32(key("rope.scaling.attn_factor"), static_cast<float>(c.long_rope->attn_factor));
+  }
   if (c.gemma2) {
     w.add_float32(key("attn_logit_softcapping"), static_cast<float>(c.gemma2->attn_softcap));
     w.add_float32(key("final_logit_softcapping"), static_cast<float>(c.gemma2->final_softcap));
@@ -59,18 +63,16 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
   w.add_uint32("general.file_type", file_type);
 }
 
-// Decodes each row to f32 (taking q/k rows in GGUF order, and a fused tensor's own slice) and
-// encodes it as `type`.
+// Decodes each row to f32 (taking q/k rows in GGUF order) and encodes it as `type`.
 void fill_tensor(const CheckpointWeights& weights, const TensorMapping& m, DType type,
                  int64_t head_dim, std::span<std::byte> out) {
   const Tensor source = weights.tensor(m.source);
   const int64_t n = source.row_length();
   const size_t row_bytes = baton::row_bytes(type, n);
   std::vector<float> row(static_cast<size_t>(n));
-  const int64_t rows = m.fused_shape.empty() ? source.rows() : m.shape.front();
-  for (int64_t r = 0; r < rows; ++r) {
+  for (int64_t r = 0; r < source.rows(); ++r) {
     const int64_t within = m.interleave_rotary ? rotate_half_source_row(r, head_dim) : r;
-    reference::dequantize_row(source, m.first_source_row + within, row.data());
+    reference::dequantize_row(source, within, row.data());
     if (m.add_one) {
       for (float& v : row) v += 1.0f;
     }
@@ -123,6 +125,14 @@ ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                         fill_tensor(weights, m, type, config.head_dim, out);
                       });
     summary.n_params += Tensor(type, m.shape, nullptr).numel();
+  }
+  if (config.long_rope) {
+    for (const auto& [name, factors] :
+         {std::pair{"rope_factors_short.weight", &config.long_rope->short_factors},
+          std::pair{"rope_factors_long.weight", &config.long_rope->long_factors}}) {
+      writer.add_tensor(name, {static_cast<int64_t>(factors->size())}, DType::kF32,
+                        std::as_bytes(std::span<const float>(*factors)));
+    }
   }
   writer.write(output);
   summary.file_bytes = std::filesystem::file_size(output);

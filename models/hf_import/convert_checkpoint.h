@@ -1,12 +1,12 @@
 #pragma once
 
-// `baton convert`: a Hugging Face Llama, Mistral, Qwen2 or Phi-3 checkpoint directory
+// `baton convert`: a Hugging Face Llama, Mistral, Qwen2, Phi-3 or Gemma 2 checkpoint directory
 // (config.json, safetensors weights, and a SentencePiece tokenizer.model or a tokenizer.json,
 // byte-level or SentencePiece-style) written as a GGUF file that Baton and llama.cpp load, with
 // the metadata, tensor names and q/k row order llama.cpp's convert_hf_to_gguf.py writes, except
 // that a Mistral or Phi-3 sliding window narrower than max_position_embeddings becomes the context
-// length, Phi-3 is written as llama with its fused projections split, and a SentencePiece-style
-// tokenizer.json gets merge-rank scores (hf_vocab.h).
+// length, Gemma 2's query_pre_attn_scalar is also written (as gemma2.attention.scale), and a
+// SentencePiece-style tokenizer.json gets merge-rank scores (hf_vocab.h).
 
 #include <cstdint>
 #include <filesystem>

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -90,6 +91,54 @@ class ConfigReader {
   nlohmann::json json_;
 };
 
+// A list of numbers in `object`, each as float.
+std::vector<float> float_list(const ConfigReader& r, const nlohmann::json& object,
+                              const std::string& key, size_t count) {
+  const auto it = object.find(key);
+  if (it == object.end() || !it->is_array() || it->size() != count) {
+    r.invalid("rope_scaling \"" + key + "\" must be a list of " + std::to_string(count) +
+              " numbers (one per rotary pair)");
+  }
+  std::vector<float> values;
+  for (const nlohmann::json& v : *it) {
+    if (!v.is_number() || !(v.get<double>() > 0)) {
+      r.invalid("rope_scaling \"" + key + "\" holds a value that is not a positive number");
+    }
+    values.push_back(v.get<float>());
+  }
+  return values;
+}
+
+// Phi-3's rope_scaling of type longrope (su in older configs), as transformers reads it:
+// original_max_position_embeddings at the top level or inside rope_scaling, and the magnitude
+// scaling (attention_factor when given) sqrt(1 + ln(scale) / ln(original)).
+std::optional<LongRopeParams> read_long_rope(const ConfigReader& r, const LlamaConfig& c) {
+  const auto scaling = r.json().find("rope_scaling");
+  if (scaling == r.json().end() || !scaling->is_object()) return std::nullopt;
+  std::optional<std::string> type = find_string(*scaling, "rope_type", r.path());
+  if (!type) type = find_string(*scaling, "type", r.path());
+  if (type != "longrope" && type != "su") return std::nullopt;
+  LongRopeParams p;
+  const size_t pairs = static_cast<size_t>(c.head_dim / 2);
+  p.short_factors = float_list(r, *scaling, "short_factor", pairs);
+  p.long_factors = float_list(r, *scaling, "long_factor", pairs);
+  std::optional<int64_t> original =
+      find_int(r.json(), "original_max_position_embeddings", r.path());
+  if (!original) original = find_int(*scaling, "original_max_position_embeddings", r.path());
+  if (!original || *original <= 0 || *original > INT32_MAX) {
+    r.invalid("longrope needs a positive original_max_position_embeddings");
+  }
+  p.original_context = static_cast<int32_t>(*original);
+  const double scale =
+      static_cast<double>(r.positive("max_position_embeddings", c.context_length)) /
+      p.original_context;
+  p.attn_factor =
+      find_number(*scaling, "attention_factor", r.path())
+          .value_or(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(p.original_context))
+                                : 1.0);
+  return p;
+}
+
 // Gemma 2's additions, with transformers' Gemma2Config defaults.
 Gemma2Params read_gemma2(const ConfigReader& r, int32_t head_dim) {
   const nlohmann::json& j = r.json();
@@ -158,8 +207,9 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
     c.context_length = static_cast<int32_t>(*window);
   }
   if (c.architecture == "Phi3ForCausalLM") {
-    c.fused_projections = true;
-    // Phi-4-mini rotates only part of each head, which GGUF llama cannot say.
+    c.gguf_architecture = "phi3";
+    c.long_rope = read_long_rope(r, c);
+    // Phi-4-mini rotates only part of each head, which Baton's phi3 does not.
     const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
     if (rotary != 1.0) {
       throw Error(ErrorCategory::kUnsupported,
@@ -178,7 +228,7 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0)) {
     r.invalid("rms_norm_eps and rope_theta must be positive");
   }
-  c.rope_linear_factor = r.rope_linear_factor();
+  if (!c.long_rope) c.rope_linear_factor = r.rope_linear_factor();
   c.tie_word_embeddings =
       find_bool(r.json(), "tie_word_embeddings", r.path()).value_or(c.tie_word_embeddings);
   const std::string dtype = find_string(r.json(), "torch_dtype", r.path()).value_or("");

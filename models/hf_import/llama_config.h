@@ -7,10 +7,20 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "core/dtype.h"
 
 namespace baton::hf {
+
+// Phi-3's LongRoPE (the 128k-context models): per rotary pair frequency divisors for contexts
+// up to the original one and beyond, and the magnitude scaling of the rotation, which
+// transformers derives from the two lengths.
+struct LongRopeParams {
+  std::vector<float> short_factors, long_factors;
+  int32_t original_context = 0;
+  double attn_factor = 1.0;
+};
 
 // What Gemma 2 adds to a Llama-style config.
 struct Gemma2Params {
@@ -24,13 +34,12 @@ struct LlamaConfig {
   // "Gemma2ForCausalLM"
   std::string architecture;
   // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
-  // as in transformers) or "llama" (no biases; rotary pairs adjacent). Phi-3 is a Llama whose
-  // checkpoint fuses q, k, v into one qkv_proj and gate, up into one gate_up_proj; it is
-  // written as llama with the projections split. Gemma 2 is "gemma2" (rotary pairs as in
-  // transformers, its own norms and metadata).
+  // as in transformers), "llama" (no biases; rotary pairs adjacent), "phi3" (q, k, v fused into
+  // one attn_qkv and gate, up into one ffn_up, as the checkpoint has them; rotary pairs as in
+  // transformers) or "gemma2" (rotary pairs as in transformers, its own norms and metadata).
   std::string gguf_architecture = "llama";
   std::optional<Gemma2Params> gemma2;
-  bool fused_projections = false;
+  std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;
   int32_t n_layer = 0;

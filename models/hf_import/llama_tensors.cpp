@@ -26,14 +26,11 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     t.push_back(norm(hf + "input_layernorm.weight", gg + "attn_norm.weight"));
     // GGUF qwen2 keeps transformers' rotary layout; llama wants the rows interleaved.
     const bool interleave = c.gguf_architecture == "llama";
-    if (c.fused_projections) {
-      // transformers' Phi3Attention slices qkv_proj's output as [q | k | v], Phi3MLP
-      // gate_up_proj's as [gate | up].
-      const std::string qkv = hf + "self_attn.qkv_proj.weight";
-      const Shape qkv_shape = {q + 2 * kv, embd};
-      t.push_back({qkv, gg + "attn_q.weight", {q, embd}, interleave, qkv_shape, 0});
-      t.push_back({qkv, gg + "attn_k.weight", {kv, embd}, interleave, qkv_shape, q});
-      t.push_back({qkv, gg + "attn_v.weight", {kv, embd}, false, qkv_shape, q + kv});
+    const bool phi3 = c.gguf_architecture == "phi3";
+    if (phi3) {
+      // Kept fused: transformers' Phi3Attention slices qkv_proj's output as [q | k | v], as
+      // llama.cpp's phi3 slices attn_qkv's.
+      t.push_back({hf + "self_attn.qkv_proj.weight", gg + "attn_qkv.weight", {q + 2 * kv, embd}});
     } else {
       t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, interleave});
       t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, interleave});
@@ -53,10 +50,9 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     } else {
       t.push_back(norm(hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight"));
     }
-    if (c.fused_projections) {
-      const std::string gate_up = hf + "mlp.gate_up_proj.weight";
-      t.push_back({gate_up, gg + "ffn_gate.weight", {ff, embd}, false, {2 * ff, embd}, 0});
-      t.push_back({gate_up, gg + "ffn_up.weight", {ff, embd}, false, {2 * ff, embd}, ff});
+    if (phi3) {
+      // [gate | up], as Phi3MLP and llama.cpp's phi3 both split it.
+      t.push_back({hf + "mlp.gate_up_proj.weight", gg + "ffn_up.weight", {2 * ff, embd}});
     } else {
       t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
       t.push_back({hf + "mlp.up_proj.weight", gg + "ffn_up.weight", {ff, embd}});
@@ -90,11 +86,10 @@ std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
     if (!found) {
       throw Error(ErrorCategory::kInvalidModel, "the checkpoint has no tensor '" + m.source + "'");
     }
-    const Shape& expected_shape = m.fused_shape.empty() ? m.shape : m.fused_shape;
-    if (found->shape != expected_shape) {
+    if (found->shape != m.shape) {
       throw Error(ErrorCategory::kInvalidModel,
                   "tensor '" + m.source + "' has shape " + to_string(found->shape) +
-                      " but config.json implies " + to_string(expected_shape));
+                      " but config.json implies " + to_string(m.shape));
     }
     mapped.push_back(m);
   }

@@ -20,10 +20,6 @@ struct TensorMapping {
   // q_proj and k_proj, whose rows go from rotate_half to interleaved order per head (see
   // rotate_half_source_row).
   bool interleave_rotary = false;
-  // A slice of a fused checkpoint tensor (Phi-3's qkv_proj, gate_up_proj): the tensor's shape,
-  // and the first of its rows that this tensor takes. Empty when the source is the tensor.
-  Shape fused_shape;
-  int64_t first_source_row = 0;
   // Gemma's RMSNorm scales by 1 + weight; GGUF holds the sum, as llama.cpp's converter writes it.
   bool add_one = false;
 };

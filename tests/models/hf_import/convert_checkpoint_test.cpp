@@ -121,6 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
                            {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
                       Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}},
                       Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}},
+                      Case{"phi3_long_rope", {.kv_heads = 2, .phi3 = true, .long_rope = true}},
                       Case{"gemma2", {.kv_heads = 2, .tied = true, .gemma2 = true}}),
     [](const auto& info) { return std::string(info.param.name); });
 
@@ -198,19 +199,20 @@ TEST(ConvertCheckpoint, WritesLlamaMetadataAndOutTypes) {
   }
 }
 
-// Phi-3 is written as GGUF llama with its fused projections split; its sliding window (128,
-// under max_position_embeddings 256) becomes the context length, while a Qwen2's, unused
-// without use_sliding_window, does not. Logits: ConvertedLogits.
-TEST(ConvertCheckpoint, Phi3SplitsFusedProjectionsAndCapsTheContextAtItsWindow) {
+// Phi-3 is written as GGUF phi3 with its projections fused, as llama.cpp's converter writes it;
+// its sliding window (128, under max_position_embeddings 256) becomes the context length, while
+// a Qwen2's, unused without use_sliding_window, does not. Logits: ConvertedLogits.
+TEST(ConvertCheckpoint, Phi3KeepsFusedProjectionsAndCapsTheContextAtItsWindow) {
   const TempDir dir("hf_phi3");
   const TinyHfLlama model(dir.path(), {.phi3 = true}, 5);
   const TempFile out("phi3.gguf");
   convert_checkpoint(dir.path(), out.path(), {.out_type = DType::kF32});
   const gguf::GgufFile file = gguf::GgufFile::open(out.path());
-  EXPECT_EQ(file.get_string("general.architecture"), "llama");
-  EXPECT_EQ(file.get_int("llama.context_length"), 128);
-  EXPECT_EQ(file.find_tensor("blk.0.attn_k.weight")->shape, (Shape{32, 64}));
-  EXPECT_EQ(file.find_tensor("blk.1.ffn_up.weight")->shape, (Shape{96, 64}));
+  EXPECT_EQ(file.get_string("general.architecture"), "phi3");
+  EXPECT_EQ(file.get_int("phi3.context_length"), 128);
+  EXPECT_EQ(file.find_tensor("blk.0.attn_qkv.weight")->shape, (Shape{64 + 2 * 32, 64}));
+  EXPECT_EQ(file.find_tensor("blk.1.ffn_up.weight")->shape, (Shape{2 * 96, 64}));
+  EXPECT_EQ(file.find_tensor("blk.1.ffn_gate.weight"), nullptr);
 
   // Qwen2 uses its sliding_window only with use_sliding_window (refused): the context stays.
   const TempDir qwen2_dir("hf_qwen2_window");

@@ -34,6 +34,9 @@ struct TinyHfSpec {
   // Phi3ForCausalLM: q, k, v stored fused as qkv_proj and gate, up as gate_up_proj, in the
   // order transformers' Phi3 slices them; a sliding window (of 128) below max_position_embeddings.
   bool phi3 = false;
+  // With phi3: rope_scaling of type longrope with original_max_position_embeddings 8, so the
+  // test's ten-token prompts use the long factors, in transformers and in Baton alike.
+  bool long_rope = false;
   // Gemma2ForCausalLM, with a head size (24) that is not hidden / heads, tied embeddings and a
   // SentencePiece model without the dummy "▁" prefix, as Gemma's
   bool gemma2 = false;
@@ -268,6 +271,16 @@ class TinyHfLlama {
                              {"eos_token_id", 2},
                              {"torch_dtype", "float32"}};
     if (spec_.phi3) config["sliding_window"] = 128;
+    if (spec_.long_rope) {
+      std::vector<double> short_factors, long_factors;
+      for (int i = 0; i < head_dim() / 2; ++i) {
+        short_factors.push_back(long_rope_factor(false, i));
+        long_factors.push_back(long_rope_factor(true, i));
+      }
+      config["rope_scaling"] = {
+          {"type", "longrope"}, {"short_factor", short_factors}, {"long_factor", long_factors}};
+      config["original_max_position_embeddings"] = kLongRopeOriginal;
+    }
     if (spec_.gemma2) {
       config["head_dim"] = TinyGemma2::kHeadDim;
       config["sliding_window"] = TinyGemma2::kWindow;
@@ -348,18 +361,32 @@ class TinyHfLlama {
     return y;
   }
 
+  static constexpr int kLongRopeOriginal = 8;
+
+  // Short factors near 1, long ones growing with the pair; exact in float.
+  static double long_rope_factor(bool long_set, int pair) {
+    return long_set ? 1.0 + 0.75 * pair : 1.0 + 0.125 * (pair % 3);
+  }
+
   // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, where each head's
-  // dimension i pairs with i + head_dim/2.
+  // dimension i pairs with i + head_dim/2. Phi-3's longrope divides each pair's frequency by its
+  // factor (the long set past the original context) and scales cos and sin by
+  // sqrt(1 + ln(max positions / original) / ln(original)).
   Vec rotate_half_rope(Vec x, int pos) const {
     const int hd = head_dim(), half = hd / 2;
+    const double magnitude = spec_.long_rope
+                                 ? std::sqrt(1 + std::log(256.0 / kLongRopeOriginal) /
+                                                     std::log(double(kLongRopeOriginal)))
+                                 : 1.0;
     for (size_t h = 0; h < x.size() / hd; ++h) {
       for (int i = 0; i < half; ++i) {
-        const double angle = pos * std::pow(spec_.rope_theta, -2.0 * i / hd);
+        double angle = pos * std::pow(spec_.rope_theta, -2.0 * i / hd);
+        if (spec_.long_rope) angle /= long_rope_factor(true, i);
         double& a = x[h * hd + i];
         double& b = x[h * hd + i + half];
         const double x0 = a, x1 = b;
-        a = x0 * std::cos(angle) - x1 * std::sin(angle);
-        b = x1 * std::cos(angle) + x0 * std::sin(angle);
+        a = magnitude * (x0 * std::cos(angle) - x1 * std::sin(angle));
+        b = magnitude * (x1 * std::cos(angle) + x0 * std::sin(angle));
       }
     }
     return x;
