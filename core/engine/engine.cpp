@@ -71,7 +71,8 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
   constexpr int64_t kWarmUpTokens = 8;
   const int64_t capacity = int64_t{config.n_blocks} * config.block_size;
   const std::vector<int32_t> tokens(static_cast<size_t>(std::min(kWarmUpTokens, capacity)), 0);
-  SoloSequence(model_, backend_, cache_).step(tokens, {static_cast<int32_t>(tokens.size()) - 1});
+  SoloSequence(model_, backend_, cache_, config.context_size)
+      .step(tokens, {static_cast<int32_t>(tokens.size()) - 1});
 }
 
 Engine::~Engine() = default;

@@ -17,8 +17,13 @@ std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvC
   return host;
 }
 
-SoloSequence::SoloSequence(const Model& model, Backend& backend, const PagedKvCache& cache)
-    : model_(model), backend_(backend), cache_(cache) {
+SoloSequence::SoloSequence(const Model& model, Backend& backend, const PagedKvCache& cache,
+                           int32_t context_size)
+    : model_(model),
+      backend_(backend),
+      cache_(cache),
+      context_size_(context_size > 0 ? context_size
+                                     : cache.shape().n_blocks * cache.shape().block_size) {
   for (int32_t b = 0; b < cache.shape().n_blocks; ++b) blocks_.push_back(b);
 }
 
@@ -41,7 +46,7 @@ std::vector<float> SoloSequence::step(std::span<const int32_t> tokens,
   }
   input.layout = std::move(layout);
   input.logit_rows = std::move(logit_rows);
-  input.context_size = static_cast<int32_t>(capacity);
+  input.context_size = context_size_;
   return run_step(model_, backend_, cache_, input);
 }
 

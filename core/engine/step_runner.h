@@ -19,7 +19,10 @@ std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvC
 // starts again at position 0 and overwrites the old K/V.
 class SoloSequence {
  public:
-  SoloSequence(const Model& model, Backend& backend, const PagedKvCache& cache);
+  // `context_size` is the context the model is told it runs in (StepInput::context_size, which
+  // picks LongRoPE's factors); 0 means the cache's capacity.
+  SoloSequence(const Model& model, Backend& backend, const PagedKvCache& cache,
+               int32_t context_size = 0);
 
   // Appends `tokens` and returns the logits of the tokens at `logit_rows` (indices into
   // `tokens`), logit_rows.size() rows of n_vocab floats.
@@ -30,6 +33,7 @@ class SoloSequence {
   Backend& backend_;
   const PagedKvCache& cache_;
   std::vector<int32_t> blocks_;
+  int32_t context_size_;
   int32_t length_ = 0;
 };
 

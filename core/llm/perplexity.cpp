@@ -80,7 +80,8 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                              tokens.begin() + int64_t{chunk + 1} * n_ctx);
     const std::vector<int32_t> targets(ids.begin() + 1, ids.end());  // before BOS replaces ids[0]
     if (bos) ids[0] = *bos;
-    SoloSequence sequence(model, backend, cache);
+    // Told the context is n_ctx, as llama-perplexity's model is, whatever the cache rounds up to.
+    SoloSequence sequence(model, backend, cache, n_ctx);
     for (int32_t start = 0; start < n_ctx; start += options.step_tokens) {
       const int32_t count = std::min(options.step_tokens, n_ctx - start);
       // Scored positions in this step: first .. n_ctx-2, relative to `start`.
