@@ -62,8 +62,8 @@ DType parse_kv_cache_dtype(const std::string& name) {
                 "'fp8' is a weight type (e4m3 with a scale per weight row); the KV cache's fp8 "
                 "is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)");
   }
-  throw Error(ErrorCategory::kInvalidArgument, "unknown KV cache dtype '" + name + "' (use " +
-                                                   kv_cache_dtype_names() + ")");
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown KV cache dtype '" + name + "' (use " + kv_cache_dtype_names() + ")");
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {

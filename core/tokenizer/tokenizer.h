@@ -56,7 +56,9 @@ inline constexpr std::string_view kRstripIdsKey = "tokenizer.baton.rstrip_ids";
 inline constexpr std::string_view kSingleWordIdsKey = "tokenizer.baton.single_word_ids";
 // Each key with its flag, for the reader and the writers.
 inline constexpr std::pair<std::string_view, TokenFlag> kTokenFlagKeys[] = {
-    {kLstripIdsKey, kTokenLstrip}, {kRstripIdsKey, kTokenRstrip}, {kSingleWordIdsKey, kTokenSingleWord}};
+    {kLstripIdsKey, kTokenLstrip},
+    {kRstripIdsKey, kTokenRstrip},
+    {kSingleWordIdsKey, kTokenSingleWord}};
 
 // Reads tokenizer.ggml.* and the flag keys above from a GGUF file; throws Error(kInvalidModel)
 // naming a bad key and Error(kUnsupported) naming an unknown tokenizer model or pre-tokenizer.
