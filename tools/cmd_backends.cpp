@@ -11,7 +11,7 @@ namespace baton::cli {
 namespace {
 
 // Plugins Baton ships, listed even when they were not built here so users learn they exist.
-constexpr const char* kGpuPlugins[] = {"cuda", "rocm"};
+constexpr const char* kGpuPlugins[] = {"cuda", "rocm", "gpusim", "gpusim64"};
 
 }  // namespace
 

@@ -2,26 +2,68 @@
 
 // The one place that names the GPU vendor's runtime. Kernels (backends/gpu/kernels) and the
 // launch code are written against the gpu* names below, so the CUDA backend compiles them with
-// nvcc and a ROCm backend compiles the very same files with hipcc (which defines __HIP__; host
-// files that a plain C++ compiler builds for ROCm define BATON_GPU_HIP). Host code includes this
-// header too; the device helpers at the end exist only in a device compiler's pass. Everything
-// here also builds as C++17.
+// nvcc, a ROCm backend compiles the very same files with hipcc (which defines __HIP__; host
+// files that a plain C++ compiler builds for ROCm define BATON_GPU_HIP), and gpusim, the host
+// simulator (backends/gpusim), compiles them with the host's C++ compiler under BATON_GPU_SIM.
+// Host code includes this header too; the device helpers at the end exist only in a kernel
+// pass (a device compiler's, or gpusim's BATON_GPUSIM_KERNELS). Everything here also builds as
+// C++17.
 
+#include <cstddef>
 #include <cstdint>
 
-#if defined(BATON_GPU_HIP) || defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
+#if defined(BATON_GPU_SIM)
+#define BATON_GPU_IS_HIP 0
+#define BATON_GPU_IS_SIM 1
+#include "backends/gpusim/sim_runtime.h"
+#elif defined(BATON_GPU_HIP) || defined(__HIP__) || defined(__HIP_PLATFORM_AMD__)
 #define BATON_GPU_IS_HIP 1
+#define BATON_GPU_IS_SIM 0
 #include <hip/hip_bfloat16.h>
 #include <hip/hip_fp16.h>
 #include <hip/hip_runtime.h>
 #else
 #define BATON_GPU_IS_HIP 0
+#define BATON_GPU_IS_SIM 0
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 #endif
 
-#if BATON_GPU_IS_HIP
+#if BATON_GPU_IS_SIM
+using gpuError_t = gpusim::Error;
+using gpuStream_t = gpusim::Stream;
+using gpuEvent_t = gpusim::Event;
+using gpuDeviceProp_t = gpusim::DeviceProp;
+using gpu_half = gpusim::Half;
+using gpu_bf16 = gpusim::BFloat16;
+#define gpuSuccess gpusim::kSuccess
+#define gpuGetErrorString gpusim::get_error_string
+#define gpuGetLastError gpusim::get_last_error
+#define gpuGetDeviceCount gpusim::get_device_count
+#define gpuGetDeviceProperties gpusim::get_device_properties
+#define gpuSetDevice gpusim::set_device
+#define gpuDeviceSynchronize gpusim::device_synchronize
+#define gpuMalloc gpusim::malloc
+#define gpuFree gpusim::free
+#define gpuMallocHost gpusim::malloc_host
+#define gpuFreeHost gpusim::free_host
+#define gpuMemcpyAsync gpusim::memcpy_async
+#define gpuMemsetAsync gpusim::memset_async
+#define gpuMemcpyHostToDevice gpusim::kMemcpyHostToDevice
+#define gpuMemcpyDeviceToHost gpusim::kMemcpyDeviceToHost
+#define gpuStreamCreateWithFlags gpusim::stream_create_with_flags
+#define gpuStreamNonBlocking gpusim::kStreamNonBlocking
+#define gpuStreamDestroy gpusim::stream_destroy
+#define gpuStreamSynchronize gpusim::stream_synchronize
+#define gpuEventCreateWithFlags gpusim::event_create_with_flags
+#define gpuEventDisableTiming gpusim::kEventDisableTiming
+#define gpuEventDestroy gpusim::event_destroy
+#define gpuEventRecord gpusim::event_record
+#define gpuEventSynchronize gpusim::event_synchronize
+#define gpuFuncSetAttribute gpusim::func_set_attribute
+#define gpuFuncAttributeMaxDynamicSharedMemorySize gpusim::kFuncAttributeMaxDynamicSharedMemorySize
+#elif BATON_GPU_IS_HIP
 using gpuError_t = hipError_t;
 using gpuStream_t = hipStream_t;
 using gpuEvent_t = hipEvent_t;
@@ -107,8 +149,23 @@ namespace baton::gpu {
     }                                                                             \
   } while (0)
 
-#if defined(__CUDACC__) || defined(__HIPCC__)
+#if defined(__CUDACC__) || defined(__HIPCC__) || defined(BATON_GPUSIM_KERNELS)
 
+#if BATON_GPU_IS_SIM
+#include "backends/gpusim/sim_device.h"
+// The lanes of a simulated warp: 32 (CUDA's) or 64 (CDNA's), fixed per build of the simulator.
+#define BATON_WARP_SIZE BATON_GPUSIM_WARP_SIZE
+#define GPU_SHFL_XOR(value, lane_mask, width) ::gpusim::shfl_xor((value), (lane_mask), (width))
+// Shared memory is the block's own simulated device memory, checked like global memory.
+#define GPU_SHARED_ARRAY(type, name, dims) \
+  type(&name) dims = *static_cast<type(*) dims>(::gpusim::shared_array(sizeof(type dims)))
+#define GPU_DYNAMIC_SHARED(type, name) \
+  type* const name = static_cast<type*>(::gpusim::dynamic_shared_memory())
+#else
+// `type name dims` in the block's shared memory (dims: "[16][65]"); the dynamic shared memory
+// sized by the launch, as an array of `type`.
+#define GPU_SHARED_ARRAY(type, name, dims) __shared__ type name dims
+#define GPU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 // Lanes that execute in lock step: 32 on NVIDIA; 64 on CDNA (MI-series) and 32 on RDNA, which
 // hipcc reports per target in __AMDGCN_WAVEFRONT_SIZE during the device pass.
 #if BATON_GPU_IS_HIP
@@ -124,10 +181,26 @@ namespace baton::gpu {
 #define GPU_SHFL_XOR(value, lane_mask, width) \
   __shfl_xor_sync(0xffffffffu, (value), (lane_mask), (width))
 #endif
+#endif
 
 namespace baton::gpu {
 
 constexpr int kWarpSize = BATON_WARP_SIZE;
+
+// Queues Kernel(args...) over `grid` blocks of `block` threads with `shared_bytes` of dynamic
+// shared memory: Kernel<<<grid, block, shared_bytes, stream>>>(args...) on a GPU. A launcher
+// names the kernel as a template argument so that gpusim can name it in its reports.
+template <auto Kernel, typename... Args>
+void launch(dim3 grid, dim3 block, size_t shared_bytes, gpuStream_t stream, const Args&... args) {
+#if BATON_GPU_IS_SIM
+  gpusim::enqueue_kernel<Kernel>(grid, block, shared_bytes, stream, args...);
+#else
+  // clang-format reads a .h file as C++, where <<< >>> is no token.
+  // clang-format off
+  Kernel<<<grid, block, shared_bytes, stream>>>(args...);
+  // clang-format on
+#endif
+}
 
 // Sum / max over groups of `width` consecutive lanes (a power of two <= kWarpSize); every lane
 // of the group gets the result. The default is the whole warp or wavefront.

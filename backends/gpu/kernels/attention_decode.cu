@@ -27,7 +27,7 @@ template <typename CacheT>
 __global__ void __launch_bounds__(kDecodeThreads)
     decode_kernel(const float* q, const CacheT* k_cache, const CacheT* v_cache, float* out,
                   DecodeArgs a) {
-  extern __shared__ float smem[];
+  GPU_DYNAMIC_SHARED(float, smem);
   const int D = a.shape.head_dim, heads = a.shape.heads, kv_heads = a.shape.kv_heads;
   const int group = heads / kv_heads;
   const int kv_head = blockIdx.y / a.head_chunks;
@@ -172,17 +172,19 @@ void attention_decode(const float* q, const void* k_cache, const void* v_cache, 
   const size_t smem = sizeof(float) * (kDecodeHeads * (shape.head_dim + kDecodeChunk + 2)) +
                       sizeof(int64_t) * kDecodeChunk;
   if (shape.cache == CacheType::kF16) {
-    decode_kernel<<<grid, kDecodeThreads, smem, stream>>>(
-        q, static_cast<const gpu_half*>(k_cache), static_cast<const gpu_half*>(v_cache), out, a);
+    launch<&decode_kernel<gpu_half>>(grid, kDecodeThreads, smem, stream, q,
+                                     static_cast<const gpu_half*>(k_cache),
+                                     static_cast<const gpu_half*>(v_cache), out, a);
   } else {
-    decode_kernel<<<grid, kDecodeThreads, smem, stream>>>(
-        q, static_cast<const float*>(k_cache), static_cast<const float*>(v_cache), out, a);
+    launch<&decode_kernel<float>>(grid, kDecodeThreads, smem, stream, q,
+                                  static_cast<const float*>(k_cache),
+                                  static_cast<const float*>(v_cache), out, a);
   }
   GPU_CHECK(gpuGetLastError());
   if (a.splits > 1) {
-    merge_kernel<<<dim3(static_cast<unsigned int>(n_tokens),
-                        static_cast<unsigned int>(shape.heads)),
-                   kDecodeThreads, 0, stream>>>(out, a);
+    launch<&merge_kernel>(
+        dim3(static_cast<unsigned int>(n_tokens), static_cast<unsigned int>(shape.heads)),
+        kDecodeThreads, 0, stream, out, a);
     GPU_CHECK(gpuGetLastError());
   }
 }

@@ -34,7 +34,7 @@ template <typename CacheT>
 __global__ void __launch_bounds__(kPrefillThreads)
     prefill_kernel(const float* q, const CacheT* k_cache, const CacheT* v_cache, float* out,
                    PrefillArgs a) {
-  extern __shared__ float smem[];
+  GPU_DYNAMIC_SHARED(float, smem);
   const int D = a.shape.head_dim, heads = a.shape.heads, kv_heads = a.shape.kv_heads;
   const int group = heads / kv_heads, stride = D + 1;  // +1: rows fall in different banks
   const int kv_head = blockIdx.y / a.head_chunks;
@@ -167,12 +167,14 @@ void attention_prefill(const float* q, const void* k_cache, const void* v_cache,
   const size_t smem = prefill_smem(shape.head_dim);
   if (shape.cache == CacheType::kF16) {
     allow_smem<gpu_half>(smem);
-    prefill_kernel<<<grid, kPrefillThreads, smem, stream>>>(
-        q, static_cast<const gpu_half*>(k_cache), static_cast<const gpu_half*>(v_cache), out, a);
+    launch<&prefill_kernel<gpu_half>>(grid, kPrefillThreads, smem, stream, q,
+                                      static_cast<const gpu_half*>(k_cache),
+                                      static_cast<const gpu_half*>(v_cache), out, a);
   } else {
     allow_smem<float>(smem);
-    prefill_kernel<<<grid, kPrefillThreads, smem, stream>>>(
-        q, static_cast<const float*>(k_cache), static_cast<const float*>(v_cache), out, a);
+    launch<&prefill_kernel<float>>(grid, kPrefillThreads, smem, stream, q,
+                                   static_cast<const float*>(k_cache),
+                                   static_cast<const float*>(v_cache), out, a);
   }
   GPU_CHECK(gpuGetLastError());
 }

@@ -76,20 +76,20 @@ void rope(const float* x, const int32_t* positions, float* out, const RopeArgs& 
           gpuStream_t stream) {
   const int64_t items = args.tokens * args.heads * (args.head_dim - args.n_rot / 2);
   if (items == 0) return;
-  rope_kernel<<<blocks_for(items), kThreads, 0, stream>>>(x, positions, out, args);
+  launch<&rope_kernel>(blocks_for(items), kThreads, 0, stream, x, positions, out, args);
   GPU_CHECK(gpuGetLastError());
 }
 
 void swiglu(const float* gate, const float* up, float* out, int64_t n, gpuStream_t stream) {
   if (n == 0) return;
-  swiglu_kernel<<<blocks_for(n), kThreads, 0, stream>>>(gate, up, out, n);
+  launch<&swiglu_kernel>(blocks_for(n), kThreads, 0, stream, gate, up, out, n);
   GPU_CHECK(gpuGetLastError());
 }
 
 void add(const float* a, const float* b, float* out, int64_t n, int64_t b_period,
          gpuStream_t stream) {
   if (n == 0) return;
-  add_kernel<<<blocks_for(n), kThreads, 0, stream>>>(a, b, out, n, b_period);
+  launch<&add_kernel>(blocks_for(n), kThreads, 0, stream, a, b, out, n, b_period);
   GPU_CHECK(gpuGetLastError());
 }
 
@@ -98,25 +98,26 @@ void kv_write(CacheType cache, const float* k, const float* v, void* k_cache, vo
   const int64_t n = tokens * row_elems;
   if (n == 0) return;
   if (cache == CacheType::kF16) {
-    kv_write_kernel<<<blocks_for(n), kThreads, 0, stream>>>(k, v, static_cast<gpu_half*>(k_cache),
-                                                            static_cast<gpu_half*>(v_cache), tokens,
-                                                            row_elems, paged);
+    launch<&kv_write_kernel<gpu_half>>(blocks_for(n), kThreads, 0, stream, k, v,
+                                       static_cast<gpu_half*>(k_cache),
+                                       static_cast<gpu_half*>(v_cache), tokens, row_elems, paged);
   } else {
-    kv_write_kernel<<<blocks_for(n), kThreads, 0, stream>>>(
-        k, v, static_cast<float*>(k_cache), static_cast<float*>(v_cache), tokens, row_elems, paged);
+    launch<&kv_write_kernel<float>>(blocks_for(n), kThreads, 0, stream, k, v,
+                                    static_cast<float*>(k_cache), static_cast<float*>(v_cache),
+                                    tokens, row_elems, paged);
   }
   GPU_CHECK(gpuGetLastError());
 }
 
 void convert_to_half(const float* x, gpu_half* out, int64_t n, gpuStream_t stream) {
   if (n == 0) return;
-  convert_half_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, out, n);
+  launch<&convert_half_kernel>(blocks_for(n), kThreads, 0, stream, x, out, n);
   GPU_CHECK(gpuGetLastError());
 }
 
 void convert_to_bf16(const float* x, gpu_bf16* out, int64_t n, gpuStream_t stream) {
   if (n == 0) return;
-  convert_bf16_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, out, n);
+  launch<&convert_bf16_kernel>(blocks_for(n), kThreads, 0, stream, x, out, n);
   GPU_CHECK(gpuGetLastError());
 }
 

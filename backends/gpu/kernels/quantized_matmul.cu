@@ -91,11 +91,11 @@ void quantized_gemv(WeightType type, const void* w, const float* x, float* out, 
   const auto* bytes = static_cast<const uint8_t*>(w);
   const int64_t row_bytes = weight_row_bytes(type, k);
   if (type == WeightType::kQ8_0) {
-    gemv_kernel<WeightType::kQ8_0>
-        <<<blocks, kGemvThreads, 0, stream>>>(bytes, row_bytes, x, out, static_cast<int>(n), k, m);
+    launch<&gemv_kernel<WeightType::kQ8_0>>(blocks, kGemvThreads, 0, stream, bytes, row_bytes, x,
+                                            out, static_cast<int>(n), k, m);
   } else {
-    gemv_kernel<WeightType::kQ4_0>
-        <<<blocks, kGemvThreads, 0, stream>>>(bytes, row_bytes, x, out, static_cast<int>(n), k, m);
+    launch<&gemv_kernel<WeightType::kQ4_0>>(blocks, kGemvThreads, 0, stream, bytes, row_bytes, x,
+                                            out, static_cast<int>(n), k, m);
   }
   GPU_CHECK(gpuGetLastError());
 }
@@ -106,11 +106,11 @@ void dequantize_to_half(WeightType type, const void* w, int64_t rows, int64_t k,
   const auto* bytes = static_cast<const uint8_t*>(w);
   const int64_t row_bytes = weight_row_bytes(type, k);
   if (type == WeightType::kQ8_0) {
-    dequantize_kernel<WeightType::kQ8_0>
-        <<<blocks_for(rows * k), kThreads, 0, stream>>>(bytes, row_bytes, rows, k, out);
+    launch<&dequantize_kernel<WeightType::kQ8_0>>(blocks_for(rows * k), kThreads, 0, stream, bytes,
+                                                  row_bytes, rows, k, out);
   } else {
-    dequantize_kernel<WeightType::kQ4_0>
-        <<<blocks_for(rows * k), kThreads, 0, stream>>>(bytes, row_bytes, rows, k, out);
+    launch<&dequantize_kernel<WeightType::kQ4_0>>(blocks_for(rows * k), kThreads, 0, stream, bytes,
+                                                  row_bytes, rows, k, out);
   }
   GPU_CHECK(gpuGetLastError());
 }

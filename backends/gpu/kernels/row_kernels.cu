@@ -40,7 +40,7 @@ __global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, con
 
 __global__ void rms_norm_kernel(const float* x, const float* weight, float* out, int64_t dim,
                                 float eps) {
-  __shared__ float scratch[kMaxWarps * 2];
+  GPU_SHARED_ARRAY(float, scratch, [kMaxWarps * 2]);
   const float* in = x + blockIdx.x * dim;
   float* o = out + blockIdx.x * dim;
   float sum_sq = 0.0f;
@@ -51,7 +51,7 @@ __global__ void rms_norm_kernel(const float* x, const float* weight, float* out,
 }
 
 __global__ void softmax_kernel(const float* x, float* out, int64_t dim) {
-  __shared__ float scratch[kMaxWarps * 2];
+  GPU_SHARED_ARRAY(float, scratch, [kMaxWarps * 2]);
   const float* in = x + blockIdx.x * dim;
   float* o = out + blockIdx.x * dim;
   float max_value = -INFINITY;
@@ -72,8 +72,8 @@ __device__ inline bool better(float v, int32_t i, float best_v, int32_t best_i) 
 }
 
 __global__ void argmax_kernel(const float* x, int32_t* out, int64_t dim) {
-  __shared__ float best_values[kMaxWarps];
-  __shared__ int32_t best_indices[kMaxWarps];
+  GPU_SHARED_ARRAY(float, best_values, [kMaxWarps]);
+  GPU_SHARED_ARRAY(int32_t, best_indices, [kMaxWarps]);
   const float* in = x + blockIdx.x * dim;
   float best_v = -INFINITY;
   int32_t best_i = INT32_MAX;
@@ -125,24 +125,24 @@ void embedding(WeightType type, const void* table, int64_t table_rows, int64_t r
   const auto* bytes = static_cast<const uint8_t*>(table);
   switch (type) {
     case WeightType::kF32:
-      embedding_kernel<WeightType::kF32>
-          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      launch<&embedding_kernel<WeightType::kF32>>(grid, kRowThreads, 0, stream, bytes, table_rows,
+                                                  row_bytes, dim, ids, out, error);
       break;
     case WeightType::kF16:
-      embedding_kernel<WeightType::kF16>
-          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      launch<&embedding_kernel<WeightType::kF16>>(grid, kRowThreads, 0, stream, bytes, table_rows,
+                                                  row_bytes, dim, ids, out, error);
       break;
     case WeightType::kBF16:
-      embedding_kernel<WeightType::kBF16>
-          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      launch<&embedding_kernel<WeightType::kBF16>>(grid, kRowThreads, 0, stream, bytes, table_rows,
+                                                   row_bytes, dim, ids, out, error);
       break;
     case WeightType::kQ8_0:
-      embedding_kernel<WeightType::kQ8_0>
-          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      launch<&embedding_kernel<WeightType::kQ8_0>>(grid, kRowThreads, 0, stream, bytes, table_rows,
+                                                   row_bytes, dim, ids, out, error);
       break;
     case WeightType::kQ4_0:
-      embedding_kernel<WeightType::kQ4_0>
-          <<<grid, kRowThreads, 0, stream>>>(bytes, table_rows, row_bytes, dim, ids, out, error);
+      launch<&embedding_kernel<WeightType::kQ4_0>>(grid, kRowThreads, 0, stream, bytes, table_rows,
+                                                   row_bytes, dim, ids, out, error);
       break;
   }
   GPU_CHECK(gpuGetLastError());
@@ -151,28 +151,28 @@ void embedding(WeightType type, const void* table, int64_t table_rows, int64_t r
 void get_rows(const float* x, int64_t x_rows, int64_t dim, const int32_t* rows, int64_t n,
               float* out, IndexError error, gpuStream_t stream) {
   if (n == 0) return;
-  get_rows_kernel<<<gather_grid(n, dim), kRowThreads, 0, stream>>>(x, x_rows, dim, rows, out,
-                                                                   error);
+  launch<&get_rows_kernel>(gather_grid(n, dim), kRowThreads, 0, stream, x, x_rows, dim, rows, out,
+                           error);
   GPU_CHECK(gpuGetLastError());
 }
 
 void rms_norm(const float* x, const float* weight, float* out, int64_t rows, int64_t dim, float eps,
               gpuStream_t stream) {
   if (rows == 0) return;
-  rms_norm_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, weight, out, dim,
-                                                                               eps);
+  launch<&rms_norm_kernel>(static_cast<unsigned int>(rows), kRowThreads, 0, stream, x, weight, out,
+                           dim, eps);
   GPU_CHECK(gpuGetLastError());
 }
 
 void softmax(const float* x, float* out, int64_t rows, int64_t dim, gpuStream_t stream) {
   if (rows == 0) return;
-  softmax_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, out, dim);
+  launch<&softmax_kernel>(static_cast<unsigned int>(rows), kRowThreads, 0, stream, x, out, dim);
   GPU_CHECK(gpuGetLastError());
 }
 
 void argmax(const float* x, int32_t* out, int64_t rows, int64_t dim, gpuStream_t stream) {
   if (rows == 0) return;
-  argmax_kernel<<<static_cast<unsigned int>(rows), kRowThreads, 0, stream>>>(x, out, dim);
+  launch<&argmax_kernel>(static_cast<unsigned int>(rows), kRowThreads, 0, stream, x, out, dim);
   GPU_CHECK(gpuGetLastError());
 }
 

@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kBlockThreads)
   constexpr int kTileN = kSide * kRowsPerThread;
   // k-major, so the inner loop reads a row of each; the padding column puts the transposing
   // stores of 32 consecutive k into 32 different banks.
-  __shared__ float xs[kTileK][kTileN + 1];
-  __shared__ float ws[kTileK][kTileM + 1];
+  GPU_SHARED_ARRAY(float, xs, [kTileK][kTileN + 1]);
+  GPU_SHARED_ARRAY(float, ws, [kTileK][kTileM + 1]);
   const int tx = threadIdx.x % kSide, ty = threadIdx.x / kSide;
   const int64_t row0 = static_cast<int64_t>(blockIdx.y) * kTileN;
   const int64_t col0 = static_cast<int64_t>(blockIdx.x) * kTileM;
@@ -91,8 +91,8 @@ void launch_tiles(const void* w, const float* x, float* out, int64_t n, int64_t 
   for (int64_t first = 0; first < n; first += kSliceRows) {
     const int64_t rows = n - first < kSliceRows ? n - first : kSliceRows;
     const dim3 grid(blocks_m, static_cast<unsigned int>((rows + kTileN - 1) / kTileN));
-    tiled_gemm_kernel<type, kRowsPerThread><<<grid, kBlockThreads, 0, stream>>>(
-        x + first * k, bytes, row_bytes, out + first * m, rows, k, m);
+    launch<&tiled_gemm_kernel<type, kRowsPerThread>>(grid, kBlockThreads, 0, stream, x + first * k,
+                                                     bytes, row_bytes, out + first * m, rows, k, m);
   }
 }
 

@@ -1,0 +1,39 @@
+#pragma once
+
+// Runs a kernel's grid on the calling host thread: block after block, each block's threads as
+// fibers that take turns. A thread runs until it reaches __syncthreads(), a warp shuffle or its
+// end; a barrier opens once every thread of the block (a shuffle: every lane of the warp) has
+// arrived. Threads run in index order between barriers, so a kernel that reads shared memory
+// another thread has not written yet, for want of a barrier, reads it uninitialised or stale.
+
+#include <functional>
+#include <string>
+
+#include "backends/gpusim/sim_device.h"
+
+namespace gpusim {
+
+struct Grid {
+  KernelLaunch config;
+  std::string kernel_name;
+  std::function<void()> thread_body;
+};
+
+// "" when every thread of every block finished, else the fault that stopped the grid, naming
+// the kernel, the block and the thread.
+std::string run_grid(const Grid& grid);
+
+// Stops the running kernel thread with `what` ("read of 4 bytes at ... is out of bounds"); the
+// grid's report adds the kernel, block and thread. Outside a kernel (a host task), throws
+// HostFault instead.
+[[noreturn]] void fault(const std::string& what);
+
+// Where `ptr` is in the running block's shared memory ("byte 8 of shared array 1 (544 bytes)",
+// "12 bytes past the end of shared array 0"), or "" when it is not in it.
+std::string describe_shared(const void* ptr);
+
+struct HostFault {
+  std::string what;
+};
+
+}  // namespace gpusim

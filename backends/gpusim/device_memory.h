@@ -1,0 +1,56 @@
+#pragma once
+
+// Simulated device memory: one reserved address range that allocations are carved from, each
+// followed by an inaccessible guard page, and a shadow byte per byte of it that says whether
+// the byte is allocated and whether anything has written it since. Accesses are checked
+// against the shadow before they happen, so a bad one is reported rather than performed.
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace gpusim {
+
+enum class Shadow : uint8_t {
+  kUnaddressable = 0,  // guard, free, or between shared arrays
+  kUninitialized = 1,  // allocated, never written
+  kWritten = 2,
+};
+
+class DeviceMemory {
+ public:
+  static DeviceMemory& instance();
+
+  // Page-aligned, shadowed kUninitialized; null when the range is exhausted.
+  void* allocate(size_t bytes);
+  // False when `ptr` is not the start of a live allocation.
+  bool release(void* ptr);
+
+  bool contains(const void* ptr) const { return reinterpret_cast<uintptr_t>(ptr) - base_ < size_; }
+  // Whether [ptr, ptr + bytes) lies in live allocations.
+  bool allocated(const void* ptr, size_t bytes) const;
+  void mark(const void* ptr, size_t bytes, Shadow state);
+  // The first byte of [ptr, ptr + bytes) whose shadow is below `needed`, or null; the range
+  // must be inside the simulated memory.
+  const std::byte* first_below(const void* ptr, size_t bytes, Shadow needed) const;
+  Shadow shadow(const void* ptr) const { return static_cast<Shadow>(shadow_[offset(ptr)]); }
+  // Where `ptr` is, for a report: "byte 12 of a 4096-byte allocation", "4 bytes past the end
+  // of a 256-byte allocation", "outside every allocation".
+  std::string describe(const void* ptr) const;
+  size_t capacity() const { return size_; }
+
+ private:
+  DeviceMemory();
+  uintptr_t offset(const void* ptr) const { return reinterpret_cast<uintptr_t>(ptr) - base_; }
+
+  uintptr_t base_ = 0;
+  size_t size_ = 0;
+  uint8_t* shadow_ = nullptr;
+  mutable std::mutex mutex_;
+  std::map<uintptr_t, size_t> live_;  // offset -> bytes requested
+  std::map<uintptr_t, size_t> free_;  // offset -> bytes of free pages
+};
+
+}  // namespace gpusim
