@@ -17,17 +17,18 @@ namespace baton {
 namespace {
 
 using testing::AttentionCase;
+using testing::BackendParamTest;
+using testing::BackendTest;
 using testing::copy_of;
 using testing::expect_close;
 using testing::expect_identical;
-using testing::GpuParamTest;
-using testing::GpuTest;
+using testing::GpuOnlyTest;
 using testing::make_batch;
 using testing::random_cache;
 using testing::random_f32;
 using testing::Sequence;
 
-class GpuAttention : public GpuParamTest<AttentionCase> {};
+class GpuAttention : public BackendParamTest<AttentionCase> {};
 
 TEST_P(GpuAttention, KvWriteAndAttentionMatchReference) {
   const AttentionCase& c = GetParam();
@@ -90,7 +91,7 @@ std::vector<AttentionCase> attention_cases() {
 INSTANTIATE_TEST_SUITE_P(Batches, GpuAttention, ::testing::ValuesIn(attention_cases()),
                          [](const auto& info) { return info.param.name; });
 
-TEST_F(GpuTest, BlockIdOutsideTheCacheIsAnErrorNamingTheNode) {
+TEST_F(BackendTest, BlockIdOutsideTheCacheIsAnErrorNamingTheNode) {
   auto batch = std::make_shared<PagedBatch>();
   batch->block_size = 2;
   batch->token_seq = {0};
@@ -110,7 +111,7 @@ TEST_F(GpuTest, BlockIdOutsideTheCacheIsAnErrorNamingTheNode) {
   }
 }
 
-TEST_F(GpuTest, HeadDimAboveTheKernelLimitIsUnsupported) {
+TEST_F(GpuOnlyTest, HeadDimAboveTheKernelLimitIsUnsupported) {
   auto batch = std::make_shared<PagedBatch>();
   batch->token_seq = {0};
   batch->token_pos = {0};

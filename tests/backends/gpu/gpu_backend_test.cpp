@@ -14,19 +14,20 @@
 namespace baton {
 namespace {
 
+using testing::BackendTest;
 using testing::expect_identical;
-using testing::GpuTest;
+using testing::GpuOnlyTest;
 using testing::random_f32;
 using testing::random_weight;
 
-TEST_F(GpuTest, NamesItselfAndADevice) {
+TEST_F(BackendTest, NamesItselfAndADevice) {
   EXPECT_EQ(backend().name(), testing::gpu_backend_name());
   const std::vector<DeviceInfo> devices = backend().devices();
   ASSERT_FALSE(devices.empty());
   EXPECT_GT(devices[0].memory_bytes, 0u);
 }
 
-TEST_F(GpuTest, UploadDownloadRoundTripsAndSlicesAddressTheirRows) {
+TEST_F(GpuOnlyTest, UploadDownloadRoundTripsAndSlicesAddressTheirRows) {
   const Tensor x = random_f32({5, 7}, 1);
   const Tensor d = device(x);
   EXPECT_FALSE(d.buffer()->is_host());
@@ -41,7 +42,7 @@ TEST_F(GpuTest, UploadDownloadRoundTripsAndSlicesAddressTheirRows) {
   EXPECT_EQ(std::memcmp(back.materialize(), x.materialize(), 2 * 7 * sizeof(float)), 0);
 }
 
-TEST_F(GpuTest, AllocationsAreZeroFilledEvenWhenMemoryIsReused) {
+TEST_F(BackendTest, AllocationsAreZeroFilledEvenWhenMemoryIsReused) {
   for (int round = 0; round < 3; ++round) {
     Tensor t = backend().allocate_tensor(DType::kF32, {1000});
     expect_identical(host(t), Tensor::host(DType::kF32, {1000}));
@@ -51,7 +52,7 @@ TEST_F(GpuTest, AllocationsAreZeroFilledEvenWhenMemoryIsReused) {
   }
 }
 
-TEST_F(GpuTest, CopiesBeyondTheTensorAreErrors) {
+TEST_F(GpuOnlyTest, CopiesBeyondTheTensorAreErrors) {
   const Tensor d = backend().allocate_tensor(DType::kF32, {4});
   std::vector<float> buffer(8);
   EXPECT_THROW(backend().upload(d, buffer.data(), 8 * sizeof(float)), Error);
@@ -59,7 +60,7 @@ TEST_F(GpuTest, CopiesBeyondTheTensorAreErrors) {
   EXPECT_THROW(backend().upload(Tensor::host(DType::kF32, {4}), buffer.data(), 4), Error);
 }
 
-TEST_F(GpuTest, HostTensorsAreNotSupportedAndTheErrorNamesTheNode) {
+TEST_F(GpuOnlyTest, HostTensorsAreNotSupportedAndTheErrorNamesTheNode) {
   Graph g = testing::graph_on(backend());
   g.matmul(device(random_f32({2, 8}, 1)), random_weight(DType::kF32, {3, 8}, 2), "wq_on_host");
   EXPECT_FALSE(backend().supports(g.nodes()[0]));
@@ -75,7 +76,7 @@ TEST_F(GpuTest, HostTensorsAreNotSupportedAndTheErrorNamesTheNode) {
   }
 }
 
-TEST_F(GpuTest, ImportingADeviceTensorKeepsIt) {
+TEST_F(BackendTest, ImportingADeviceTensorKeepsIt) {
   const Tensor d = device(random_f32({3}, 1));
   EXPECT_EQ(backend().import_tensor(d).buffer(), d.buffer());
 }
@@ -83,7 +84,7 @@ TEST_F(GpuTest, ImportingADeviceTensorKeepsIt) {
 // rms_norm -> matmul (q8_0) -> swiglu -> matmul (f16) -> add: each node reads what the one
 // before wrote on the device; the result equals the reference chain within the last GEMM's
 // rounding of its input to f16 (the q8_0 GEMV is exact in its inputs).
-TEST_F(GpuTest, AChainOfNodesMatchesTheReferenceChain) {
+TEST_F(GpuOnlyTest, AChainOfNodesMatchesTheReferenceChain) {
   const int64_t n = 3, d = 64, f = 96;
   const Tensor x = random_f32({n, d}, 1), norm_w = random_f32({d}, 2);
   const Tensor w_gate = random_weight(DType::kQ8_0, {f, d}, 3);

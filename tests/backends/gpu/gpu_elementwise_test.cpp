@@ -14,10 +14,10 @@
 namespace baton {
 namespace {
 
+using testing::BackendParamTest;
+using testing::BackendTest;
 using testing::expect_close;
 using testing::expect_identical;
-using testing::GpuParamTest;
-using testing::GpuTest;
 using testing::random_f32;
 using testing::random_i32;
 using testing::random_weight;
@@ -26,7 +26,7 @@ using testing::random_weight;
 // an absolute floor for results that cancel to near zero.
 constexpr double kF32Rel = 1e-5, kF32Abs = 1e-6;
 
-class GpuEmbedding : public GpuParamTest<DType> {};
+class GpuEmbedding : public BackendParamTest<DType> {};
 
 TEST_P(GpuEmbedding, MatchesReferenceExactly) {
   const DType dtype = GetParam();
@@ -47,7 +47,7 @@ INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuEmbedding,
                                            DType::kQ4_0),
                          [](const auto& info) { return std::string(to_string(info.param)); });
 
-TEST_F(GpuTest, EmbeddingIdOutOfRangeIsAnErrorNamingNodeAndId) {
+TEST_F(BackendTest, EmbeddingIdOutOfRangeIsAnErrorNamingNodeAndId) {
   Graph g = testing::graph_on(backend());
   g.embedding(device(random_weight(DType::kF32, {4, 8}, 1)), device(testing::i32_tensor({1, 4})),
               "tok_embd");
@@ -67,7 +67,7 @@ TEST_F(GpuTest, EmbeddingIdOutOfRangeIsAnErrorNamingNodeAndId) {
   EXPECT_EQ(ok.shape(), (Shape{1, 8}));
 }
 
-TEST_F(GpuTest, GetRowsMatchesReferenceExactly) {
+TEST_F(BackendTest, GetRowsMatchesReferenceExactly) {
   for (auto [n, d, m] : {std::tuple{1, 1, 1}, {7, 33, 3}, {20, 1000, 25}}) {
     const Tensor x = random_f32({n, d}, 31);
     const Tensor rows = random_i32(m, n, 32);
@@ -78,7 +78,7 @@ TEST_F(GpuTest, GetRowsMatchesReferenceExactly) {
   }
 }
 
-TEST_F(GpuTest, GetRowsRowOutOfRangeIsAnError) {
+TEST_F(BackendTest, GetRowsRowOutOfRangeIsAnError) {
   Graph g = testing::graph_on(backend());
   g.get_rows(device(random_f32({3, 4}, 1)), device(testing::i32_tensor({0, -1})), "logit_rows");
   try {
@@ -91,7 +91,7 @@ TEST_F(GpuTest, GetRowsRowOutOfRangeIsAnError) {
   }
 }
 
-TEST_F(GpuTest, RmsNormMatchesReference) {
+TEST_F(BackendTest, RmsNormMatchesReference) {
   for (auto [n, d] : {std::pair{1, 1}, {3, 37}, {5, 4096}, {2, 5003}}) {
     const Tensor x = random_f32({n, d}, 41, -3.0f, 3.0f);
     const Tensor w = random_f32({d}, 42);
@@ -109,7 +109,7 @@ struct RopeCase {
   int32_t max_pos;
 };
 
-class GpuRope : public GpuParamTest<RopeCase> {};
+class GpuRope : public BackendParamTest<RopeCase> {};
 
 TEST_P(GpuRope, MatchesReference) {
   const RopeCase& c = GetParam();
@@ -141,7 +141,7 @@ std::vector<RopeCase> rope_cases() {
 INSTANTIATE_TEST_SUITE_P(Modes, GpuRope, ::testing::ValuesIn(rope_cases()),
                          [](const auto& info) { return info.param.name; });
 
-TEST_F(GpuTest, SwiGluMatchesReference) {
+TEST_F(BackendTest, SwiGluMatchesReference) {
   const Tensor gate = random_f32({7, 301}, 61, -8.0f, 8.0f);
   const Tensor up = random_f32({7, 301}, 62);
   const Tensor out = run([&](Graph& g) { return g.swiglu(device(gate), device(up)); });
@@ -150,7 +150,7 @@ TEST_F(GpuTest, SwiGluMatchesReference) {
   expect_close(out, ref, kF32Rel, kF32Abs);
 }
 
-TEST_F(GpuTest, AddMatchesReferenceExactlyWithAndWithoutBroadcast) {
+TEST_F(BackendTest, AddMatchesReferenceExactlyWithAndWithoutBroadcast) {
   const Tensor a = random_f32({9, 133}, 71);
   for (const Tensor& b : {random_f32({9, 133}, 72), random_f32({133}, 73)}) {
     const Tensor out = run([&](Graph& g) { return g.add(device(a), device(b)); });
@@ -160,7 +160,7 @@ TEST_F(GpuTest, AddMatchesReferenceExactlyWithAndWithoutBroadcast) {
   }
 }
 
-TEST_F(GpuTest, SoftmaxMatchesReference) {
+TEST_F(BackendTest, SoftmaxMatchesReference) {
   for (auto [n, d] : {std::pair{1, 1}, {4, 37}, {3, 32000}}) {
     const Tensor x = random_f32({n, d}, 81, -20.0f, 20.0f);
     const Tensor out = run([&](Graph& g) { return g.softmax(device(x)); });
@@ -170,7 +170,7 @@ TEST_F(GpuTest, SoftmaxMatchesReference) {
   }
 }
 
-TEST_F(GpuTest, ArgmaxMatchesReferenceExactlyAndTakesTheFirstMaximum) {
+TEST_F(BackendTest, ArgmaxMatchesReferenceExactlyAndTakesTheFirstMaximum) {
   Tensor x = random_f32({6, 50001}, 91);
   // Row 1: ties at 7 and 40000 -> 7. Row 2: all equal -> 0. Row 3: maximum at the end.
   x.data<float>()[50001 + 7] = 5.0f;

@@ -15,8 +15,9 @@
 namespace baton {
 namespace {
 
-using testing::GpuParamTest;
-using testing::GpuTest;
+using testing::BackendParamTest;
+using testing::BackendTest;
+using testing::GpuOnlyTest;
 using testing::random_f32;
 using testing::random_weight;
 
@@ -29,19 +30,24 @@ void PrintTo(const MatMulCase& c, std::ostream* os) {
   *os << to_string(c.dtype) << " n=" << c.n << " k=" << c.k << " m=" << c.m;
 }
 
-// Unit roundoff of the 16-bit inputs a path of the CUDA backend multiplies: f16 and bf16
-// weights take x rounded to their own type; quantized weights on the prefill path are decoded
-// to f16 and take x in f16; f32 weights and the quantized GEMV use x and the weights exactly.
-// The tiled GEMM (ROCm's) rounds no input, so it meets these bounds too.
+// Unit roundoff of the inputs a backend multiplies. On a GPU backend: f16 and bf16 weights take
+// x rounded to their own type; quantized weights on the prefill path are decoded to f16 and
+// take x in f16; f32 weights and the quantized GEMV use x and the weights exactly. The tiled
+// GEMM (ROCm's) rounds no input, so it meets these bounds too. On the CPU backend: quantized
+// weights take x as int8 blocks with an f16 scale (expect_matmul_close's int8_x, plus the
+// scale's 2^-11), and f16 / bf16 weights may go through a bf16 GEMM, both inputs rounded to
+// bf16, on hosts with native bf16.
 double input_roundoff(const MatMulCase& c) {
   constexpr double kF16 = 1.0 / 2048, kBF16 = 1.0 / 256;
+  const bool cpu = testing::backend_quantizes_activations();
   switch (c.dtype) {
     case DType::kF16:
-      return kF16;
+      return cpu ? 2 * kBF16 : kF16;
     case DType::kBF16:
-      return kBF16;
+      return cpu ? 2 * kBF16 : kBF16;
     case DType::kQ8_0:
     case DType::kQ4_0:
+      if (cpu) return kF16;
       return c.n > 8 ? 2 * kF16 : 0.0;  // weight and x each rounded once to f16
     default:
       return 0.0;
@@ -76,22 +82,23 @@ std::string case_name(const ::testing::TestParamInfo<MatMulCase>& info) {
          "_m" + std::to_string(c.m);
 }
 
-class GpuMatMul : public GpuParamTest<MatMulCase> {
+class GpuMatMul : public BackendParamTest<MatMulCase> {
  protected:
   // out = x * w^T against the reference within `roundoff` (see expect_matmul_close).
-  void check(const MatMulCase& c, double roundoff) {
+  void check(const MatMulCase& c, double roundoff, bool int8_x = false) {
     const Tensor x = random_f32({c.n, c.k}, 11);
     const Tensor w = random_weight(c.dtype, {c.m, c.k}, 12);
     const Tensor w_device = device(w);
     const Tensor out = run([&](Graph& g) { return g.matmul(device(x), w_device); });
     Tensor ref = Tensor::host(DType::kF32, {c.n, c.m});
     reference::matmul(x, w, ref);
-    testing::expect_matmul_close(out, ref, x, w, roundoff);
+    testing::expect_matmul_close(out, ref, x, w, roundoff, int8_x);
   }
 };
 
 TEST_P(GpuMatMul, MatchesReferenceWithinTheDerivedBound) {
-  check(GetParam(), input_roundoff(GetParam()));
+  const MatMulCase& c = GetParam();
+  check(c, input_roundoff(c), testing::backend_quantizes_activations() && is_quantized(c.dtype));
 }
 
 // n <= 8 is the quantized GEMV (decode), n > 8 the dequantize + GEMM path (prefill); odd k and
@@ -124,7 +131,7 @@ INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuMatMul, ::testing::ValuesIn(matmul_
 
 // The backend with the tiled GEMM, whatever its own: the variable is read when the backend is
 // made, so it is restored right after.
-class GpuTiledMatMul : public GpuMatMul {
+class GpuOnlyTiledMatMul : public GpuMatMul {
  protected:
   void SetUp() override {
     const ScopedEnv tiled("BATON_GPU_GEMM", "tiled");
@@ -134,7 +141,7 @@ class GpuTiledMatMul : public GpuMatMul {
 
 // The tiled GEMM multiplies f32 x by weights decoded exactly to f32, in fp32: no input is
 // rounded, for any weight dtype, so only the fp32 accumulation bound remains.
-TEST_P(GpuTiledMatMul, MatchesReferenceWithUnroundedInputs) {
+TEST_P(GpuOnlyTiledMatMul, MatchesReferenceWithUnroundedInputs) {
   check(GetParam(), 0.0);
 }
 
@@ -157,10 +164,10 @@ std::vector<MatMulCase> tiled_cases() {
   return cases;
 }
 
-INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuTiledMatMul, ::testing::ValuesIn(tiled_cases()),
+INSTANTIATE_TEST_SUITE_P(AllWeightDtypes, GpuOnlyTiledMatMul, ::testing::ValuesIn(tiled_cases()),
                          case_name);
 
-TEST_F(GpuTest, AnUnknownGemmChoiceIsAnErrorNamingIt) {
+TEST_F(GpuOnlyTest, AnUnknownGemmChoiceIsAnErrorNamingIt) {
   const ScopedEnv bogus("BATON_GPU_GEMM", "fastest");
   try {
     BackendRegistry::global().create(testing::gpu_backend_name(), {});
