@@ -21,9 +21,8 @@ namespace {
 constexpr const char* kName = GPUSIM_STRINGIFY(BATON_GPUSIM_NAME);
 
 baton::BackendStatus probe() {
-  return {true, "host simulator of the GPU backend, " + std::to_string(warp_size()) +
-                    "-lane warps: runs the CUDA/HIP kernels on the CPU to test their logic, "
-                    "very slowly"};
+  return {true, std::to_string(warp_size()) +
+                    "-lane warps, every kernel access checked; tests logic, not speed"};
 }
 
 std::unique_ptr<baton::Backend> create(const baton::BackendOptions&) {

@@ -18,15 +18,12 @@ namespace {
 
 using testing::greedy;
 
-class GpuStories260K : public ::testing::Test {
+class GpuStories260K : public testing::BackendTest {
  protected:
   // The device first: on a host without one the skip names that, with or without ../shared.
   void SetUp() override {
-    testing::GpuBackend probe = testing::open_gpu_backend();
-    if (!probe.backend) {
-      GTEST_SKIP() << "GPU backend '" << testing::gpu_backend_name()
-                   << "' is not usable here, skipping: " << probe.reason;
-    }
+    BackendTest::SetUp();
+    if (IsSkipped()) return;
     path_ = testing::shared_model("stories260K.gguf");
     BATON_REQUIRE_SHARED_FILE(path_);
   }
@@ -60,16 +57,10 @@ TEST_F(GpuStories260K, BatchedPromptsEqualTheCpuBackend) {
   }
 }
 
-// Every clone has the demo model, so this runs wherever the backend does.
-class GpuDemoModel : public ::testing::Test {
+// Every clone has the demo model, so this runs wherever the backend does (BackendTest skips
+// where it cannot).
+class GpuDemoModel : public testing::BackendTest {
  protected:
-  void SetUp() override {
-    testing::GpuBackend probe = testing::open_gpu_backend();
-    if (!probe.backend) {
-      GTEST_SKIP() << "GPU backend '" << testing::gpu_backend_name()
-                   << "' is not usable here, skipping: " << probe.reason;
-    }
-  }
   // A pool of 80 tokens in blocks of 4 (the demo model keeps 8 KiB of f32 K/V per token) and 8
   // tokens per step: eight prompts of about 15 tokens plus 16 generated each cannot all fit, long
   // prompts take several steps beside other sequences' decodes, and the shared opening's blocks

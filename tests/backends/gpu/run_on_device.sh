@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The CUDA backend's check on a machine with an NVIDIA GPU (a lent H200): every GPU op test and
-# whole-model test (gpu_backend_test, none may skip), then `baton run` greedy on cuda against cpu.
+# The CUDA backend's check on a machine with an NVIDIA GPU (a lent H200): the backend conformance
+# suite (gpu_backend_test: every op and whole-model test, none may skip), `baton run` greedy on
+# cuda against cpu, and `baton bench` prefill and decode on TinyLlama-shape Q4_0 and F16 files
+# (written by `baton synth`). Building is the slow part: make a bundle where one can.
 # Prints PASS/FAIL per step and a summary; exits 0 only when everything passed.
 #
 # Usage, from the repository root: tests/backends/gpu/run_on_device.sh
@@ -110,6 +112,23 @@ if [ -x "$bin/baton" ] && [ -f "$model" ]; then
   run_model cuda 256 2>&1 | tail -1 | tee "$log_dir/timing.log"
 else
   record "baton run cuda = cpu" FAIL "no baton binary or no model"
+fi
+
+echo "== baton bench: TinyLlama-1.1B shape, cuda, pp512 and tg128"
+if [ -x "$bin/baton" ]; then
+  for type in q4_0 f16; do
+    file=$log_dir/tinyllama-$type.gguf
+    if "$bin/baton" synth tinyllama-1.1b --type "$type" -o "$file" >"$log_dir/synth-$type.log" 2>&1 &&
+       "$bin/baton" bench --backend cuda -m "$file" -p 512 -n 128 -r 3 2>&1 |
+         tee "$log_dir/bench-$type.log"; then
+      record "baton bench cuda $type" PASS "$(grep -E 'tg128|pp512' "$log_dir/bench-$type.log" | tr -s ' ' | tr '\n' ';')"
+    else
+      record "baton bench cuda $type" FAIL "see synth-$type.log / bench-$type.log"
+    fi
+    rm -f "$file"
+  done
+else
+  record "baton bench cuda" FAIL "no baton binary"
 fi
 
 echo
