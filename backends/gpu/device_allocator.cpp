@@ -32,7 +32,7 @@ std::shared_ptr<DeviceAllocator> DeviceAllocator::create(std::string device_name
 DeviceAllocator::~DeviceAllocator() {
   // Errors are ignored: at process exit the runtime may already be unloading.
   for (auto& [size, blocks] : free_) {
-    for (void* ptr : blocks) (void)gpuFree(ptr);
+    for (void* ptr : blocks) GPU_IGNORE(gpuFree(ptr));
   }
 }
 

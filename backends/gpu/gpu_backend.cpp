@@ -21,7 +21,7 @@ std::string node_label(const Node& node) {
 // destroyed after them, and the backend waits for it before any of them goes.
 struct Stream {
   Stream() { GPU_CHECK(gpuStreamCreateWithFlags(&handle, gpuStreamNonBlocking)); }
-  ~Stream() { (void)gpuStreamDestroy(handle); }
+  ~Stream() { GPU_IGNORE(gpuStreamDestroy(handle)); }
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   gpuStream_t handle = nullptr;
@@ -59,7 +59,7 @@ class GpuBackend final : public Backend {
   ~GpuBackend() override {
     // Errors are ignored: nothing can be reported from a destructor. Buffers handed out keep
     // the allocator (and their memory) until they go.
-    (void)gpuStreamSynchronize(stream_.handle);
+    GPU_IGNORE(gpuStreamSynchronize(stream_.handle));
   }
 
   std::string_view name() const override { return name_; }

@@ -149,6 +149,13 @@ namespace baton::gpu {
     }                                                                             \
   } while (0)
 
+// Runs a call whose failure nobody can report (destructors, cleanup at exit); a failure must not
+// stay this thread's last error either, or the next launch check would blame its kernel.
+#define GPU_IGNORE(call)                               \
+  do {                                                 \
+    if ((call) != gpuSuccess) (void)gpuGetLastError(); \
+  } while (0)
+
 #if defined(__CUDACC__) || defined(__HIPCC__) || defined(BATON_GPUSIM_KERNELS)
 
 #if BATON_GPU_IS_SIM
@@ -162,8 +169,9 @@ namespace baton::gpu {
 #define GPU_DYNAMIC_SHARED(type, name) \
   type* const name = static_cast<type*>(::gpusim::dynamic_shared_memory())
 #else
-// `type name dims` in the block's shared memory (dims: "[16][65]"); the dynamic shared memory
-// sized by the launch, as an array of `type`.
+// `type name dims` in the block's shared memory (dims: "[16][65]"), declared once at the top of
+// a kernel (gpusim matches declarations by their order); the dynamic shared memory sized by the
+// launch, as an array of `type`.
 #define GPU_SHARED_ARRAY(type, name, dims) __shared__ type name dims
 #define GPU_DYNAMIC_SHARED(type, name) extern __shared__ type name[]
 // Lanes that execute in lock step: 32 on NVIDIA; 64 on CDNA (MI-series) and 32 on RDNA, which

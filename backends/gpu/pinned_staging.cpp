@@ -10,9 +10,9 @@ PinnedStaging::PinnedStaging() {
 
 PinnedStaging::~PinnedStaging() {
   // Errors are ignored: at process exit the runtime may already be unloading.
-  (void)gpuEventSynchronize(copied_);
-  if (host_ != nullptr) (void)gpuFreeHost(host_);
-  (void)gpuEventDestroy(copied_);
+  GPU_IGNORE(gpuEventSynchronize(copied_));
+  if (host_ != nullptr) GPU_IGNORE(gpuFreeHost(host_));
+  GPU_IGNORE(gpuEventDestroy(copied_));
 }
 
 void PinnedStaging::copy_to_device(void* dst, const void* src, size_t bytes, gpuStream_t stream) {

@@ -1,12 +1,14 @@
 #include "backends/gpusim/block_runner.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <new>
 #include <vector>
 
 #include "backends/gpusim/device_memory.h"
+#include "backends/gpusim/device_state.h"
 #include "backends/gpusim/fiber_switch.h"
 
 namespace gpusim {
@@ -17,11 +19,10 @@ namespace {
 
 // Kernel frames are small; the sanitizer's callbacks and a fault report add a little.
 constexpr size_t kStackBytes = 128 * 1024;
-// Dynamic and static shared memory of one block, with a red zone after each array.
+// Dynamic and static shared memory of one block, with a red zone after each array; more than
+// any kernel may ask for (dynamic_shared_limit).
 constexpr size_t kSharedArenaBytes = 512 * 1024;
 constexpr size_t kRedZone = 64;
-// What one block may use, static and dynamic together: the opt-in maximum of DeviceProp.
-constexpr size_t kSharedLimit = 96 * 1024;
 
 enum class FiberState { kReady, kAtBarrier, kAtShuffle, kDone };
 
@@ -58,6 +59,8 @@ struct Runner {
   FiberContext scheduler;
   Fiber* running = nullptr;
   bool faulted = false;
+  // Not a std::string: the faulting fiber is abandoned mid-call, so what it leaves must need no
+  // destructor.
   char fault_text[512];
 };
 
@@ -82,13 +85,9 @@ void resume(Fiber& fiber) {
   current_thread = nullptr;
 }
 
-std::string format(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
-
 std::string where(const Dim3& block, const Fiber* fiber) {
-  std::string s = "kernel " + runner.grid->kernel_name + ", block " + format(block);
-  if (fiber != nullptr) s += ", thread " + format(fiber->coords.thread_idx);
+  std::string s = "kernel " + runner.grid->kernel_name + ", block " + to_string(block);
+  if (fiber != nullptr) s += ", thread " + to_string(fiber->coords.thread_idx);
   return s;
 }
 
@@ -100,6 +99,12 @@ void prepare_fibers(const Dim3& block_idx) {
     void* stack = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stack == MAP_FAILED) throw std::bad_alloc();
+    // The lowest page is a guard: a thread that overflows its stack faults rather than writing
+    // over its neighbour's.
+    if (mprotect(stack, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE) != 0) {
+      munmap(stack, kStackBytes);
+      throw std::bad_alloc();
+    }
     runner.stacks.push_back(stack);
   }
   runner.fibers.assign(n, Fiber{});
@@ -206,6 +211,10 @@ std::string run_block(const Dim3& block_idx) {
 
 }  // namespace
 
+std::string to_string(const Dim3& d) {
+  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
+}
+
 std::string run_grid(const Grid& grid) {
   runner.grid = &grid;
   const Dim3& g = grid.config.grid;
@@ -240,15 +249,18 @@ uint64_t warp_exchange_xor(uint64_t bits, int lane_mask, int width) {
     fault("warp shuffle of width " + std::to_string(width) +
           ", which is not a power of two up to the warp's " + std::to_string(lanes) + " lanes");
   }
+  if (lane_mask < 0 || lane_mask >= width) {
+    // CUDA and HIP then read from another group or the lane itself; no kernel means that.
+    fault("warp shuffle xor " + std::to_string(lane_mask) + " reaches outside its group of " +
+          std::to_string(width) + " lanes");
+  }
   std::vector<uint64_t>& slots = runner.exchange[fiber.shuffles & 1][fiber.warp];
   slots[fiber.lane] = bits;
   park(FiberState::kAtShuffle);
   int source = fiber.lane ^ lane_mask;
+  // A partial last warp: lanes past the block's end hold nothing, so the lane keeps its value.
   const size_t warp_first = static_cast<size_t>(fiber.warp) * static_cast<size_t>(lanes);
-  if ((source & ~(width - 1)) != (fiber.lane & ~(width - 1)) ||
-      warp_first + static_cast<size_t>(source) >= runner.fibers.size()) {
-    source = fiber.lane;
-  }
+  if (warp_first + static_cast<size_t>(source) >= runner.fibers.size()) source = fiber.lane;
   ++fiber.shuffles;
   return slots[source];
 }
@@ -265,9 +277,10 @@ void* shared_array(size_t bytes) {
   }
   const size_t offset = (runner.arena_used + 15) / 16 * 16;
   runner.shared_total += bytes;
-  if (runner.shared_total > kSharedLimit || offset + bytes + kRedZone > kSharedArenaBytes) {
-    fault("the block's shared memory (" + std::to_string(runner.shared_total) +
-          " bytes) exceeds the device's " + std::to_string(kSharedLimit));
+  const size_t limit = dynamic_shared_limit(runner.grid->config.kernel);
+  if (runner.shared_total > limit || offset + bytes + kRedZone > kSharedArenaBytes) {
+    fault("the block's static and dynamic shared memory (" + std::to_string(runner.shared_total) +
+          " bytes) exceeds the kernel's " + std::to_string(limit));
   }
   DeviceMemory::instance().mark(runner.arena + offset, bytes, Shadow::kUninitialized);
   runner.arena_used = offset + bytes + kRedZone;

@@ -3,8 +3,9 @@
 // Runs a kernel's grid on the calling host thread: block after block, each block's threads as
 // fibers that take turns. A thread runs until it reaches __syncthreads(), a warp shuffle or its
 // end; a barrier opens once every thread of the block (a shuffle: every lane of the warp) has
-// arrived. Threads run in index order between barriers, so a kernel that reads shared memory
-// another thread has not written yet, for want of a barrier, reads it uninitialised or stale.
+// arrived. Threads run in index order between barriers, so a missing barrier shows when a thread
+// reads what a higher-numbered thread has yet to write (uninitialised: a fault; or stale: wrong
+// results); a write that overtakes a lower-numbered thread's pending read goes unnoticed.
 
 #include <functional>
 #include <string>
@@ -12,6 +13,9 @@
 #include "backends/gpusim/sim_device.h"
 
 namespace gpusim {
+
+// "(x, y, z)", for reports.
+std::string to_string(const Dim3& d);
 
 struct Grid {
   KernelLaunch config;

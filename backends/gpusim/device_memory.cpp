@@ -3,8 +3,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <new>
+#include <stdexcept>
 
 namespace gpusim {
 namespace {
@@ -39,12 +41,17 @@ DeviceMemory::DeviceMemory()
     : base_(reinterpret_cast<uintptr_t>(reserve(kReservedBytes))),
       size_(kReservedBytes),
       shadow_(static_cast<uint8_t*>(reserve(kReservedBytes))) {
-  free_[0] = size_;
+  // The range starts with a guard page, as every allocation is followed by one; its shadow is
+  // mapped (all unaddressable) like the guards that allocations bring.
+  if (mprotect(shadow_, page_size(), PROT_READ | PROT_WRITE) != 0) throw std::bad_alloc();
+  mapped_end_.store(page_size());
+  free_[page_size()] = size_ - page_size();
 }
 
 void* DeviceMemory::allocate(size_t bytes) {
   // One guard page after the data catches overruns; the one before is the previous
   // allocation's guard (or the start of the range).
+  if (bytes > size_ / 2) return nullptr;
   const size_t span = round_to_pages(bytes == 0 ? 1 : bytes) + page_size();
   std::lock_guard lock(mutex_);
   for (auto it = free_.begin(); it != free_.end(); ++it) {
@@ -54,11 +61,11 @@ void* DeviceMemory::allocate(size_t bytes) {
     free_.erase(it);
     auto* data = reinterpret_cast<uint8_t*>(base_ + at);
     const size_t data_pages = span - page_size();
-    if (mprotect(data, data_pages, PROT_READ | PROT_WRITE) != 0 ||
-        mprotect(shadow_ + at, span, PROT_READ | PROT_WRITE) != 0) {
-      free_[at] = span;
-      return nullptr;
+    if (mprotect(shadow_ + at, span, PROT_READ | PROT_WRITE) != 0 ||
+        mprotect(data, data_pages, PROT_READ | PROT_WRITE) != 0) {
+      throw std::bad_alloc();  // the address space is reserved: only the OS's memory can lack
     }
+    if (at + span > mapped_end_.load()) mapped_end_.store(at + span);
     std::memset(shadow_ + at, static_cast<int>(Shadow::kUninitialized), bytes);
     live_[at] = bytes;
     return data;
@@ -67,7 +74,7 @@ void* DeviceMemory::allocate(size_t bytes) {
 }
 
 bool DeviceMemory::release(void* ptr) {
-  if (!contains(ptr)) return false;
+  if (!in_range(ptr)) return false;
   std::lock_guard lock(mutex_);
   const auto it = live_.find(offset(ptr));
   if (it == live_.end()) return false;
@@ -79,7 +86,7 @@ bool DeviceMemory::release(void* ptr) {
   madvise(ptr, span, MADV_DONTNEED);
   madvise(shadow_ + at, span, MADV_DONTNEED);
   mprotect(ptr, span, PROT_NONE);
-  auto [slot, inserted] = free_.emplace(at, span);
+  const auto slot = free_.emplace(at, span).first;
   // Coalesce with the free neighbours.
   if (const auto next = std::next(slot); next != free_.end() && at + span == next->first) {
     slot->second += next->second;
@@ -96,24 +103,29 @@ bool DeviceMemory::release(void* ptr) {
 }
 
 bool DeviceMemory::allocated(const void* ptr, size_t bytes) const {
-  if (!contains(ptr) || bytes > size_ - offset(ptr)) return false;
+  if (!in_range(ptr) || bytes > size_ - offset(ptr)) return false;
   return first_below(ptr, bytes, Shadow::kUninitialized) == nullptr;
 }
 
 void DeviceMemory::mark(const void* ptr, size_t bytes, Shadow state) {
+  if (!in_range(ptr) || offset(ptr) + bytes > mapped_end_.load()) {
+    throw std::logic_error("gpusim: shadow of memory outside the device's mapped range");
+  }
   std::memset(shadow_ + offset(ptr), static_cast<int>(state), bytes);
 }
 
 const std::byte* DeviceMemory::first_below(const void* ptr, size_t bytes, Shadow needed) const {
-  const uint8_t* shadow = shadow_ + offset(ptr);
+  const uintptr_t start = offset(ptr), mapped = mapped_end_.load();
   for (size_t i = 0; i < bytes; ++i) {
-    if (shadow[i] < static_cast<uint8_t>(needed)) return static_cast<const std::byte*>(ptr) + i;
+    if (start + i >= mapped || shadow_[start + i] < static_cast<uint8_t>(needed)) {
+      return static_cast<const std::byte*>(ptr) + i;
+    }
   }
   return nullptr;
 }
 
 std::string DeviceMemory::describe(const void* ptr) const {
-  if (!contains(ptr)) return "outside device memory";
+  if (!in_range(ptr)) return "outside device memory";
   const uintptr_t at = offset(ptr);
   std::lock_guard lock(mutex_);
   auto it = live_.upper_bound(at);

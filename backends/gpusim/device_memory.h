@@ -5,6 +5,7 @@
 // the byte is allocated and whether anything has written it since. Accesses are checked
 // against the shadow before they happen, so a bad one is reported rather than performed.
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -28,14 +29,14 @@ class DeviceMemory {
   // False when `ptr` is not the start of a live allocation.
   bool release(void* ptr);
 
-  bool contains(const void* ptr) const { return reinterpret_cast<uintptr_t>(ptr) - base_ < size_; }
+  // Whether `ptr` is in the simulated device's address range (allocated or not).
+  bool in_range(const void* ptr) const { return reinterpret_cast<uintptr_t>(ptr) - base_ < size_; }
   // Whether [ptr, ptr + bytes) lies in live allocations.
   bool allocated(const void* ptr, size_t bytes) const;
   void mark(const void* ptr, size_t bytes, Shadow state);
-  // The first byte of [ptr, ptr + bytes) whose shadow is below `needed`, or null; the range
-  // must be inside the simulated memory.
+  // The first byte of [ptr, ptr + bytes) whose shadow is below `needed`, or null; `ptr` must be
+  // in range.
   const std::byte* first_below(const void* ptr, size_t bytes, Shadow needed) const;
-  Shadow shadow(const void* ptr) const { return static_cast<Shadow>(shadow_[offset(ptr)]); }
   // Where `ptr` is, for a report: "byte 12 of a 4096-byte allocation", "4 bytes past the end
   // of a 256-byte allocation", "outside every allocation".
   std::string describe(const void* ptr) const;
@@ -48,6 +49,9 @@ class DeviceMemory {
   uintptr_t base_ = 0;
   size_t size_ = 0;
   uint8_t* shadow_ = nullptr;
+  // Shadow pages below this offset are mapped (allocations only ever raise it); beyond it every
+  // byte is unaddressable without a look.
+  std::atomic<uintptr_t> mapped_end_{0};
   mutable std::mutex mutex_;
   std::map<uintptr_t, size_t> live_;  // offset -> bytes requested
   std::map<uintptr_t, size_t> free_;  // offset -> bytes of free pages

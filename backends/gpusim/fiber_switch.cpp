@@ -11,7 +11,7 @@ namespace gpusim {
 // gpusim_fiber_start is where a new fiber's first switch returns to: it calls entry(argument),
 // which prepare_fiber left in r13 and r12.
 asm(R"(
-  .text
+  .pushsection .text
   .globl gpusim_switch_stack
   .hidden gpusim_switch_stack
   .type gpusim_switch_stack, @function
@@ -47,6 +47,7 @@ gpusim_fiber_start:
   callq *%r13
   ud2
   .size gpusim_fiber_start, .-gpusim_fiber_start
+  .popsection
 )");
 
 extern "C" void gpusim_switch_stack(void** save, void* load);

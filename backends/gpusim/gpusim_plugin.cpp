@@ -30,8 +30,8 @@ std::unique_ptr<baton::Backend> create(const baton::BackendOptions&) {
       .name = kName,
       .describe = [](const gpuDeviceProp_t& props) { return std::string(props.name); },
       .make_gemm =
-          [](gpuStream_t stream, std::shared_ptr<baton::gpu::DeviceAllocator>) {
-            return make_host_gemm(stream);
+          [](gpuStream_t stream, std::shared_ptr<baton::gpu::DeviceAllocator> allocator) {
+            return make_host_gemm(stream, std::move(allocator));
           }});
 }
 

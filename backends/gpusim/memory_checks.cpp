@@ -28,7 +28,7 @@ std::string access(const char* kind, size_t bytes, const void* ptr) {
 void check(uintptr_t address, size_t bytes, bool store) {
   const auto* ptr = reinterpret_cast<const void*>(address);
   DeviceMemory& memory = DeviceMemory::instance();
-  if (current_thread == nullptr || !memory.contains(ptr)) return;
+  if (current_thread == nullptr || !memory.in_range(ptr)) return;
   const std::byte* bad = memory.first_below(ptr, bytes, Shadow::kUninitialized);
   if (bad != nullptr) {
     fault(access(store ? "write" : "read", bytes, ptr) + " is out of bounds: " + place(bad));

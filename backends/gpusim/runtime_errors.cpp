@@ -19,7 +19,10 @@ std::map<Error, const char*> latest;
 Error fail(Error error, const std::string& message) {
   last_error = error;
   std::lock_guard lock(messages_mutex);
-  messages.push_back("gpusim: " + message);
+  const std::string text = "gpusim: " + message;
+  // A faulted stream reports the same fault on every later call: keep one copy of it.
+  if (const auto it = latest.find(error); it != latest.end() && text == it->second) return error;
+  messages.push_back(text);
   latest[error] = messages.back().c_str();
   return error;
 }

@@ -38,11 +38,12 @@ struct ThreadCoordinates {
 extern thread_local const ThreadCoordinates* current_thread;
 
 void syncthreads();
-// The value of lane `lane ^ lane_mask` of the caller's group of `width` lanes (the caller's own
-// when that lane is outside the group), once every lane of the warp has posted its value.
+// The value of lane `lane ^ lane_mask` (lane_mask < width, a power of two up to the warp's
+// lanes), once every lane of the warp has posted its value.
 uint64_t warp_exchange_xor(uint64_t bits, int lane_mask, int width);
-// The block's next static shared array (each thread declares them in the same order) and its
-// dynamic shared memory.
+// The block's next static shared array and its dynamic shared memory. A thread's n-th
+// declaration is the block's n-th array, so every thread must declare the same arrays in the
+// same order, each once: at the top of the kernel, not in a loop or a helper called twice.
 void* shared_array(size_t bytes);
 void* dynamic_shared_memory();
 

@@ -117,9 +117,10 @@ Error func_set_attribute(const void* kernel, FuncAttribute attribute, int value)
 // for a vendor library call (cuBLAS). Faults it reports with check_device_read stop the stream
 // as a kernel's would.
 Error enqueue_host_task(Stream stream, const char* name, std::function<void()> task);
-// Inside a host task: faults unless [ptr, ptr + bytes) is allocated device memory that has
-// been written, naming `what`; and marks such a range written.
+// Inside a host task: faults, naming `what`, unless [ptr, ptr + bytes) is allocated device
+// memory (that has been written, for a read); and marks such a range written.
 void check_device_read(const void* ptr, size_t bytes, const char* what);
+void check_device_write(const void* ptr, size_t bytes, const char* what);
 void mark_device_written(void* ptr, size_t bytes);
 
 }  // namespace gpusim

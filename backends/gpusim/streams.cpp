@@ -4,9 +4,9 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <vector>
 
@@ -29,7 +29,7 @@ struct StreamState {
       if (queue.empty()) return;
       std::function<void()> task = std::move(queue.front());
       queue.pop_front();
-      const bool skip = !fault.empty();
+      const bool skip = !fault_report.empty();
       lock.unlock();
       std::string report;
       if (!skip) {
@@ -37,13 +37,12 @@ struct StreamState {
           task();
         } catch (const HostFault& f) {
           report = f.what;
+        } catch (const std::exception& e) {  // out of memory for a fiber stack, say
+          report = std::string("the simulator failed: ") + e.what();
         }
       }
       lock.lock();
-      if (!report.empty()) {
-        fault = report;
-        fail(kErrorKernelFault, report);
-      }
+      if (!report.empty()) fault_report = report;
       ++completed;
       changed.notify_all();
     }
@@ -51,7 +50,7 @@ struct StreamState {
 
   Error enqueue(std::function<void()> task) {
     std::lock_guard lock(mutex);
-    if (!fault.empty()) return fail(kErrorKernelFault, fault);
+    if (!fault_report.empty()) return fail(kErrorKernelFault, fault_report);
     queue.push_back(std::move(task));
     ++enqueued;
     changed.notify_all();
@@ -61,7 +60,7 @@ struct StreamState {
   Error wait_for(uint64_t position) {
     std::unique_lock lock(mutex);
     changed.wait(lock, [&] { return completed >= position; });
-    return fault.empty() ? kSuccess : fail(kErrorKernelFault, fault);
+    return fault_report.empty() ? kSuccess : fail(kErrorKernelFault, fault_report);
   }
 
   Error drain() {
@@ -87,29 +86,35 @@ struct StreamState {
   std::deque<std::function<void()>> queue;
   uint64_t enqueued = 0, completed = 0;
   bool stopping = false;
-  std::string fault;
+  std::string fault_report;
   std::thread worker;  // last: it starts once the members above exist
 };
 
+// An event keeps its stream's state alive: in CUDA an event outlives the stream it was recorded
+// on, and waiting on it then returns at once (the destroyed stream was drained).
 struct EventState {
-  StreamState* stream = nullptr;
+  std::shared_ptr<StreamState> stream;
   uint64_t position = 0;
 };
 
 namespace {
 
 std::mutex streams_mutex;
-std::set<StreamState*> streams;
+// The live streams. Never destroyed: at exit, streams still open (the default one) keep their
+// workers waiting rather than join them during static destruction.
+auto& streams = *new std::map<StreamState*, std::shared_ptr<StreamState>>;
+
+StreamState* create_stream() {
+  auto state = std::make_shared<StreamState>();
+  std::lock_guard lock(streams_mutex);
+  streams.emplace(state.get(), state);
+  return state.get();
+}
 
 // Stream 0, CUDA's legacy default stream, here just one more ordered queue.
 StreamState* resolve(Stream stream) {
   if (stream != nullptr) return stream;
-  static StreamState* const default_stream = [] {
-    auto* s = new StreamState;
-    std::lock_guard lock(streams_mutex);
-    streams.insert(s);
-    return s;
-  }();
+  static StreamState* const default_stream = create_stream();
   return default_stream;
 }
 
@@ -129,20 +134,13 @@ std::string kernel_name(const char* signature) {
   return s;
 }
 
-std::string format_dims(const Dim3& d) {
-  return "(" + std::to_string(d.x) + ", " + std::to_string(d.y) + ", " + std::to_string(d.z) + ")";
-}
-
 }  // namespace
 
 Error device_synchronize() {
-  std::vector<StreamState*> all;
-  {
-    std::lock_guard lock(streams_mutex);
-    all.assign(streams.begin(), streams.end());
-  }
+  // Held throughout, so no stream is destroyed while it is drained; tasks never take it.
+  std::lock_guard lock(streams_mutex);
   Error first = kSuccess;
-  for (StreamState* s : all) {
+  for (const auto& [handle, s] : streams) {
     const Error e = s->drain();
     if (first == kSuccess) first = e;
   }
@@ -150,20 +148,21 @@ Error device_synchronize() {
 }
 
 Error stream_create_with_flags(Stream* stream, unsigned int) {
-  *stream = new StreamState;
-  std::lock_guard lock(streams_mutex);
-  streams.insert(*stream);
+  *stream = create_stream();
   return kSuccess;
 }
 
 Error stream_destroy(Stream stream) {
   if (stream == nullptr) return fail(kErrorInvalidValue, "stream_destroy of the default stream");
+  std::shared_ptr<StreamState> state;
   {
     std::lock_guard lock(streams_mutex);
-    streams.erase(stream);
+    const auto it = streams.find(stream);
+    if (it == streams.end()) return fail(kErrorInvalidValue, "stream_destroy of no live stream");
+    state = std::move(it->second);
+    streams.erase(it);
   }
-  stream->stop();
-  delete stream;
+  state->stop();  // runs what is queued, then the worker ends; events may keep the state
   return kSuccess;
 }
 
@@ -183,8 +182,16 @@ Error event_destroy(Event event) {
 
 Error event_record(Event event, Stream stream) {
   StreamState* s = resolve(stream);
+  std::shared_ptr<StreamState> state;
+  {
+    std::lock_guard lock(streams_mutex);
+    const auto it = streams.find(s);
+    if (it == streams.end()) return fail(kErrorInvalidValue, "event_record on no live stream");
+    state = it->second;
+  }
   std::lock_guard lock(s->mutex);
-  event->stream = s;
+  if (!s->fault_report.empty()) return fail(kErrorKernelFault, s->fault_report);
+  event->stream = std::move(state);
   event->position = s->enqueued;
   return kSuccess;
 }
@@ -197,6 +204,11 @@ Error memcpy_async(void* dst, const void* src, size_t bytes, MemcpyKind kind, St
   if (bytes == 0) return kSuccess;
   DeviceMemory& memory = DeviceMemory::instance();
   StreamState* s = resolve(stream);
+  const void* host_side = kind == kMemcpyHostToDevice ? src : dst;
+  if (memory.in_range(host_side)) {
+    return fail(kErrorInvalidValue, "copy between host and device: the host side, " +
+                                        range(host_side, bytes) + ", is device memory");
+  }
   if (kind == kMemcpyHostToDevice) {
     if (!memory.allocated(dst, bytes)) {
       return fail(kErrorInvalidValue,
@@ -251,8 +263,8 @@ Error launch_kernel(const KernelLaunch& launch, std::function<void()> thread_bod
       std::make_shared<Grid>(Grid{launch, kernel_name(launch.signature), std::move(thread_body)});
   const Dim3 &b = launch.block, &g = launch.grid;
   const uint64_t threads = uint64_t{b.x} * b.y * b.z;
-  const std::string what = "launch of " + grid->kernel_name + " with grid " + format_dims(g) +
-                           ", block " + format_dims(b) + " and " +
+  const std::string what = "launch of " + grid->kernel_name + " with grid " + to_string(g) +
+                           ", block " + to_string(b) + " and " +
                            std::to_string(launch.shared_bytes) + " bytes of dynamic shared memory";
   if (threads == 0 || threads > 1024 || b.x > 1024 || b.y > 1024 || b.z > 64) {
     return fail(kErrorInvalidConfiguration, what + ": a block holds 1 to 1024 threads");
@@ -288,6 +300,12 @@ void check_device_read(const void* ptr, size_t bytes, const char* what) {
   }
   if (const std::byte* bad = memory.first_below(ptr, bytes, Shadow::kWritten)) {
     fault(std::string(what) + " reads memory never written: " + memory.describe(bad));
+  }
+}
+
+void check_device_write(const void* ptr, size_t bytes, const char* what) {
+  if (!DeviceMemory::instance().allocated(ptr, bytes)) {
+    fault(std::string(what) + ", " + range(ptr, bytes) + ", is not allocated device memory");
   }
 }
 

@@ -15,7 +15,7 @@
 
 namespace gpusim {
 int warp_size() {
-  return 32;
+  return BATON_GPUSIM_WARP_SIZE;
 }
 }  // namespace gpusim
 
@@ -142,6 +142,18 @@ TEST_F(Gpusim, AReadPastAnAllocationNamesKernelBlockAndThread) {
       << report;
 }
 
+TEST_F(Gpusim, AReadFarBeyondEveryAllocationIsAFaultNotACrash) {
+  const float* d_in = upload(std::vector<float>(8, 1.0f));
+  float* d_out = device(8);
+  // A row stride gone wrong: 1 GiB past the input, where no shadow page was ever mapped.
+  launch<&scale_by_two>(dim3(1), dim3(8), 0, stream_, d_in + (size_t{1} << 28), d_out, 8);
+  const std::string report = fault();
+  EXPECT_NE(report.find("kernel scale_by_two, block (0, 0, 0), thread (0, 0, 0): read of 4 bytes"),
+            std::string::npos)
+      << report;
+  EXPECT_NE(report.find("is out of bounds"), std::string::npos) << report;
+}
+
 TEST_F(Gpusim, AFaultStopsItsStreamAndLaterCallsReportIt) {
   const float* d_in = upload(std::vector<float>(10, 1.0f));
   float* d_out = device(10);
@@ -254,6 +266,10 @@ TEST_F(Gpusim, CopiesOutsideDeviceMemoryAreRefused) {
   float* d = device(8);
   EXPECT_EQ(gpusim::memcpy_async(d, host.data(), 64, gpusim::kMemcpyHostToDevice, stream_),
             gpusim::kErrorInvalidValue);
+  float* e = device(8);
+  EXPECT_EQ(gpusim::memcpy_async(d, e, 32, gpusim::kMemcpyHostToDevice, stream_),
+            gpusim::kErrorInvalidValue)
+      << "the host side of a copy is device memory";
   EXPECT_EQ(gpusim::get_last_error(), gpusim::kErrorInvalidValue);
 }
 
