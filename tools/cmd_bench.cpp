@@ -309,7 +309,7 @@ Action add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
   cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test")->capture_default_str();
-  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
   cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
   add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
   add_no_repack_flag(*cmd, f->options.repack_weights);

@@ -33,7 +33,7 @@ Action add_perplexity_command(CLI::App& app) {
                   "tokens per model step within a chunk")
       ->capture_default_str();
   cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
-  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
   add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {

@@ -21,7 +21,7 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option(
       "-m,--model", o.model,
       "GGUF file or Hugging Face checkpoint directory (default: the bundled demo model)");
-  cmd.add_option("--backend", o.backend, "cpu, cuda, rocm or npu (default: cpu)");
+  cmd.add_option("--backend", o.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
   cmd.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
   cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
   cmd.add_option("--kv-cache-size", o.kv_cache_mib,
