@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/half.h"
+#include "core/dtype.h"
 
 namespace gpusim {
 namespace {
@@ -14,41 +14,25 @@ using baton::gpu::WeightType;
 // that the chunked path runs in tests of modest size).
 constexpr size_t kDequantChunkBytes = size_t{4} << 20;
 
-enum class Element { kF32, kF16, kBF16 };
-
-float load(Element type, const void* row, size_t i) {
-  switch (type) {
-    case Element::kF32:
-      return static_cast<const float*>(row)[i];
-    case Element::kF16:
-      return baton::fp16_to_fp32(static_cast<const uint16_t*>(row)[i]);
-    case Element::kBF16:
-      return baton::bf16_to_fp32(static_cast<const uint16_t*>(row)[i]);
-  }
-  return 0.0f;
-}
-
-size_t element_bytes(Element type) {
-  return type == Element::kF32 ? 4 : 2;
-}
-
-// cuBLAS's place: out[i * ldc + j] = sum_c x[i, c] * w[j, c], x and w of one element type, fp32
-// sums, queued in the stream's order. It checks that it reads written device memory and
-// writes allocated device memory.
-void queue_gemm(Stream stream, Element type, const void* w, const void* x, float* out, int64_t n,
-                int64_t k, int64_t m, int64_t ldc) {
+// cuBLAS's place: out[i * ldc + j] = sum_c x[i, c] * w[j, c], x and w of one element type (f32,
+// f16 or bf16, decoded by the dtype table), fp32 sums, queued in the stream's order. It checks
+// that it reads written device memory and writes allocated device memory.
+void queue_gemm(Stream stream, baton::DType type, const void* w, const void* x, float* out,
+                int64_t n, int64_t k, int64_t m, int64_t ldc) {
   GPU_CHECK(enqueue_host_task(stream, "host GEMM", [=] {
     const auto nn = static_cast<size_t>(n), kk = static_cast<size_t>(k);
     const auto mm = static_cast<size_t>(m), ld = static_cast<size_t>(ldc);
-    const size_t bytes = element_bytes(type);
-    check_device_read(x, nn * kk * bytes, "the GEMM's x");
-    check_device_read(w, mm * kk * bytes, "the GEMM's weights");
+    const size_t row_bytes = baton::row_bytes(type, k);
+    const baton::DequantizeRow decode = baton::traits(type).dequantize;
+    check_device_read(x, nn * row_bytes, "the GEMM's x");
+    check_device_read(w, mm * row_bytes, "the GEMM's weights");
     check_device_write(out, ((nn - 1) * ld + mm) * sizeof(float), "the GEMM's out");
     std::vector<float> wj(kk), xs(nn * kk);
-    for (size_t e = 0; e < xs.size(); ++e) xs[e] = load(type, x, e);
+    for (size_t i = 0; i < nn; ++i) {
+      decode(static_cast<const std::byte*>(x) + i * row_bytes, k, xs.data() + i * kk);
+    }
     for (size_t j = 0; j < mm; ++j) {
-      for (size_t c = 0; c < kk; ++c)
-        wj[c] = load(type, static_cast<const std::byte*>(w) + j * kk * bytes, c);
+      decode(static_cast<const std::byte*>(w) + j * row_bytes, k, wj.data());
       for (size_t i = 0; i < nn; ++i) {
         float sum = 0.0f;
         for (size_t c = 0; c < kk; ++c) sum += xs[i * kk + c] * wj[c];
@@ -71,13 +55,13 @@ class HostGemm final : public baton::gpu::Gemm {
                 int64_t m) override {
     switch (type) {
       case WeightType::kF32:
-        return queue_gemm(stream_, Element::kF32, w, x, out, n, k, m, m);
+        return queue_gemm(stream_, baton::DType::kF32, w, x, out, n, k, m, m);
       case WeightType::kF16:
       case WeightType::kBF16: {
         const bool bf16 = type == WeightType::kBF16;
         const std::shared_ptr<baton::Buffer> x16 = convert_x(x, n * k, bf16);
-        return queue_gemm(stream_, bf16 ? Element::kBF16 : Element::kF16, w, x16->data(), out, n, k,
-                          m, m);
+        return queue_gemm(stream_, bf16 ? baton::DType::kBF16 : baton::DType::kF16, w, x16->data(),
+                          out, n, k, m, m);
       }
       case WeightType::kQ8_0:
       case WeightType::kQ4_0:
@@ -109,7 +93,7 @@ class HostGemm final : public baton::gpu::Gemm {
       const int64_t rows = std::min(chunk_rows, m - first);
       baton::gpu::dequantize_to_half(type, w + baton::gpu::weight_row_bytes(type, k) * first, rows,
                                      k, reinterpret_cast<gpu_half*>(w16->data()), stream_);
-      queue_gemm(stream_, Element::kF16, w16->data(), x16->data(), out + first, n, k, rows, m);
+      queue_gemm(stream_, baton::DType::kF16, w16->data(), x16->data(), out + first, n, k, rows, m);
     }
   }
 
