@@ -135,4 +135,10 @@ Tensor Graph::get_rows(const Tensor& x, const Tensor& rows, std::string name) {
                 std::move(name));
 }
 
+Tensor Graph::all_reduce(const Tensor& x, Communicator& group, std::string name) {
+  require(x.dtype() == DType::kF32, name, "x must be f32");
+  return append(OpKind::kAllReduce, {x}, DType::kF32, x.shape(), CollectiveParams{&group},
+                std::move(name));
+}
+
 }  // namespace baton

@@ -47,6 +47,7 @@ class Graph {
   Tensor softmax(const Tensor& x, std::string name = "softmax");
   Tensor argmax(const Tensor& x, std::string name = "argmax");
   Tensor get_rows(const Tensor& x, const Tensor& rows, std::string name = "get_rows");
+  Tensor all_reduce(const Tensor& x, Communicator& group, std::string name = "all_reduce");
 
   const std::vector<Node>& nodes() const { return nodes_; }
 

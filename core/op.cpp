@@ -36,6 +36,8 @@ std::string_view to_string(OpKind op) {
       return "argmax";
     case OpKind::kGetRows:
       return "get_rows";
+    case OpKind::kAllReduce:
+      return "all_reduce";
   }
   return "unknown";
 }

@@ -8,6 +8,8 @@
 
 namespace baton {
 
+class Communicator;
+
 // The operations a model step is built from. Each has a reference kernel in ops/reference.h,
 // which defines its semantics; backends implement the ones they report in Backend::supports.
 enum class OpKind {
@@ -39,6 +41,9 @@ enum class OpKind {
   kScale,
   // x f32 -> like x, c * tanh(x / c) with c = ScalarParams::value (Gemma 2's logit soft-capping)
   kSoftcap,
+  // x f32 -> like x, summed element-wise over the ranks of CollectiveParams::group (the
+  // all-reduce after a tensor-parallel row-split matmul); every rank runs the same node
+  kAllReduce,
 };
 
 std::string_view to_string(OpKind op);
@@ -101,7 +106,12 @@ inline int32_t first_attended(int32_t window, int32_t pos) {
   return window > 0 && pos >= window ? pos - window + 1 : 0;
 }
 
-using OpParams =
-    std::variant<std::monostate, NormParams, RopeParams, AttentionParams, ScalarParams>;
+// The ranks a collective node runs over; the model that built the graph keeps it alive.
+struct CollectiveParams {
+  Communicator* group = nullptr;
+};
+
+using OpParams = std::variant<std::monostate, NormParams, RopeParams, AttentionParams, ScalarParams,
+                              CollectiveParams>;
 
 }  // namespace baton

@@ -10,19 +10,33 @@
 namespace baton {
 namespace {
 
-using Loader = std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backend&)>;
+using Loader =
+    std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backend&, const ModelShard&)>;
+
+// A family whose layers are not split yet loads only as a whole model.
+template <auto load>
+std::unique_ptr<Model> whole_only(const gguf::GgufFile& file, Backend& backend,
+                                  const ModelShard& shard) {
+  if (!shard.whole()) {
+    throw Error(ErrorCategory::kUnsupported, file.path().filename().string() +
+                                                 ": tensor and pipeline parallelism support " +
+                                                 "llama and qwen2 models so far, not " +
+                                                 file.get_string("general.architecture"));
+  }
+  return load(file, backend);
+}
 
 // GGUF `general.architecture` values and how to load each. A new family adds a line here and
 // a file of its own.
 const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> kLoaders = {
-      {"gemma2", load_gemma2},
-      {"llama",
-       [](const gguf::GgufFile& f, Backend& b) { return load_llama(f, b, LlamaVariant{}); }},
-      {"phi3", load_phi3},
+      {"gemma2", whole_only<load_gemma2>},
+      {"llama", [](const gguf::GgufFile& f, Backend& b,
+                   const ModelShard& s) { return load_llama(f, b, s, LlamaVariant{}); }},
+      {"phi3", whole_only<load_phi3>},
       {"qwen2",
-       [](const gguf::GgufFile& f, Backend& b) {
-         return load_llama(f, b, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});
+       [](const gguf::GgufFile& f, Backend& b, const ModelShard& s) {
+         return load_llama(f, b, s, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});
        }},
   };
   return kLoaders;
@@ -36,7 +50,8 @@ std::vector<std::string> supported_architectures() {
   return names;
 }
 
-std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend) {
+std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend,
+                                  const ModelShard& shard) {
   const std::string arch = file.get_string("general.architecture");
   const auto it = loaders().find(arch);
   if (it == loaders().end()) {
@@ -47,7 +62,7 @@ std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend) 
                                                  ": unknown model architecture '" + arch +
                                                  "' (supported: " + known + ")");
   }
-  return it->second(file, backend);
+  return it->second(file, backend, shard);
 }
 
 }  // namespace baton

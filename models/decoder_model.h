@@ -3,6 +3,7 @@
 #include <memory>
 #include <vector>
 
+#include "models/model_shard.h"
 #include "models/step_graph.h"
 #include "models/weight_loader.h"
 
@@ -15,13 +16,15 @@ struct DecoderWeights {
 };
 
 // Layer `i`'s norms and separate q/k/v/output and gate/up/down matrices under llama.cpp's
-// names (blk.<i>.attn_q.weight, ...), checked against the config's shapes; no biases.
+// names (blk.<i>.attn_q.weight, ...), checked against the whole model's shapes (`config`) and cut
+// as `layout` says; no biases.
 DecoderLayerWeights load_decoder_layer(const WeightLoader& load, const ModelConfig& config,
-                                       int32_t i);
+                                       const ShardLayout& layout, int32_t i);
 
 // Llama, Qwen2, Phi-3: each family's file reads its own tensor layout into DecoderWeights, and
 // the step is the same chain of StepGraph::decoder_layer blocks between embedding and logits.
+// `weights.layers` holds the shard's layers; `config` is the shard's (ShardLayout::local).
 std::unique_ptr<Model> make_decoder_model(Backend& backend, ModelConfig config,
-                                          DecoderWeights weights);
+                                          DecoderWeights weights, const ModelShard& shard = {});
 
 }  // namespace baton

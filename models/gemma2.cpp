@@ -126,7 +126,7 @@ std::unique_ptr<Model> load_gemma2(const gguf::GgufFile& file, Backend& backend)
   for (int32_t i = 0; i < config.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     layers.push_back(
-        {.w = load_decoder_layer(load, config, i),
+        {.w = load_decoder_layer(load, config, ShardLayout{.local = config}, i),
          .attn_post_norm = load.get_f32(p + "post_attention_norm.weight", {config.n_embd}),
          .ffn_post_norm = load.get_f32(p + "post_ffw_norm.weight", {config.n_embd})});
   }

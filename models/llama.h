@@ -14,7 +14,8 @@ struct LlamaVariant {
 
 // Llama 1/2/3, Mistral, TinyLlama (GGUF architecture "llama") and Qwen2 ("qwen2"): pre-norm
 // decoder blocks of RMSNorm, rotary attention with MHA/GQA/MQA, and a SwiGLU feed-forward.
+// Loads `shard`'s layers and slices only.
 std::unique_ptr<Model> load_llama(const gguf::GgufFile& file, Backend& backend,
-                                  const LlamaVariant& variant);
+                                  const ModelShard& shard, const LlamaVariant& variant);
 
 }  // namespace baton

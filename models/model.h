@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "core/backend.h"
+#include "core/comm/communicator.h"
 #include "core/gguf/gguf_file.h"
 #include "core/op.h"
 
 namespace baton {
 
-// Hyperparameters every decoder-only architecture reports, read from GGUF metadata.
+// Hyperparameters every decoder-only architecture reports, read from GGUF metadata. A model
+// loaded as a tensor-parallel shard reports its own rank's n_head, n_head_kv and n_ff (the
+// heads and feed-forward rows it holds); n_vocab and n_layer stay the whole model's.
 struct ModelConfig {
   std::string architecture;
   int32_t n_vocab = 0;
@@ -50,6 +53,25 @@ struct ModelConfig {
   }
 };
 
+// The part of a model that one rank of a distributed run holds.
+struct ModelShard {
+  // Tensor parallelism: this rank's index among the tp_size ranks that split every layer
+  // (Megatron-style), and their group, whose all-reduce follows each row-split matmul.
+  int32_t tp_rank = 0;
+  int32_t tp_size = 1;
+  Communicator* tensor_group = nullptr;
+  // Pipeline parallelism: the layers [first_layer, end_layer) this rank's stage runs; end_layer
+  // 0 means through the last.
+  int32_t first_layer = 0;
+  int32_t end_layer = 0;
+
+  int32_t layer_end(int32_t n_layer) const { return end_layer > 0 ? end_layer : n_layer; }
+  int32_t layer_count(int32_t n_layer) const { return layer_end(n_layer) - first_layer; }
+  bool first_stage() const { return first_layer == 0; }
+  bool last_stage(int32_t n_layer) const { return layer_end(n_layer) == n_layer; }
+  bool whole() const { return tp_size == 1 && first_layer == 0 && end_layer == 0; }
+};
+
 // One model step's input: the new tokens of every scheduled sequence, flattened, with where each
 // lives in the paged KV cache, and which tokens need logits (usually each sequence's last).
 struct StepInput {
@@ -58,9 +80,12 @@ struct StepInput {
   std::vector<int32_t> logit_rows;
   // The most tokens a sequence may hold (the serving context size): picks LongRoPE's factors.
   int32_t context_size = 0;
+  // On a pipeline stage after the first: the previous stage's output [tokens, n_embd], which
+  // takes the embedding's place.
+  std::optional<Tensor> hidden;
 };
 
-// A step's view of the KV cache: one K and one V tensor per layer, each
+// A step's view of the KV cache: one K and one V tensor per layer of the model's shard, each
 // [n_blocks, block_size, n_kv_heads, head_dim], which kv_write fills and attention reads through
 // the step's block tables. The serving layer owns the cache; a model only sees these tensors.
 struct KvTensors {
@@ -73,17 +98,33 @@ class Model {
  public:
   virtual ~Model() = default;
   virtual const ModelConfig& config() const = 0;
+  // The part of the model this process holds; the whole model unless loaded as a shard.
+  virtual const ModelShard& shard() const {
+    static const ModelShard kWhole;
+    return kWhole;
+  }
   // Appends the step's computation to `graph` and returns its logits tensor
-  // [logit_rows.size(), n_vocab]; writes the new tokens' K/V into `kv`.
+  // [logit_rows.size(), n_vocab] (a tensor-parallel shard: its slice of the vocabulary,
+  // vocabulary_slice() wide); writes the new tokens' K/V into `kv`. A pipeline stage before the
+  // last returns its hidden state [tokens, n_embd] instead.
   virtual Tensor build_step(Graph& graph, const StepInput& input, const KvTensors& kv) const = 0;
 };
 
 // Names of the architectures load_model accepts.
 std::vector<std::string> supported_architectures();
 
-// Reads the config and weights of `file` for `backend`. Throws Error(kUnsupported) for an
-// architecture Baton does not implement, Error(kInvalidModel) naming a missing or misshapen
-// tensor or metadata key.
-std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend);
+// Rows [first, first + count) of the output projection that tensor-parallel rank `rank` of
+// `size` holds: equal slices of ceil(n_vocab / size) rows, the last one shorter when n_vocab
+// does not divide, so every rank's logits can be gathered as equal blocks.
+struct VocabularySlice {
+  int64_t first = 0, count = 0, stride = 0;  // stride: the padded slice every rank sends
+};
+VocabularySlice vocabulary_slice(int64_t n_vocab, int32_t rank, int32_t size);
+
+// Reads the config and weights of `file` for `backend`, only `shard`'s part of them. Throws
+// Error(kUnsupported) for an architecture Baton does not implement or cannot split that way,
+// Error(kInvalidModel) naming a missing or misshapen tensor or metadata key.
+std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend,
+                                  const ModelShard& shard = {});
 
 }  // namespace baton

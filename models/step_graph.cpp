@@ -7,8 +7,8 @@
 namespace baton {
 
 StepGraph::StepGraph(Graph& graph, Backend& backend, const ModelConfig& config,
-                     const StepInput& input, const KvTensors& kv)
-    : graph_(graph), backend_(backend), config_(config), input_(input), kv_(kv) {
+                     const StepInput& input, const KvTensors& kv, const ModelShard& shard)
+    : graph_(graph), backend_(backend), config_(config), input_(input), kv_(kv), shard_(shard) {
   if (input.tokens.empty() || !input.layout ||
       input.layout->token_pos.size() != input.tokens.size()) {
     throw Error(ErrorCategory::kInvalidArgument, "a step needs tokens and a layout for each");
@@ -46,8 +46,11 @@ Tensor StepGraph::embed(const Tensor& table, const std::string& name) {
 }
 
 Tensor StepGraph::linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                         const std::string& name) {
-  const Tensor out = graph_.matmul(x, weight, name);
+                         const std::string& name, Parallel parallel) {
+  Tensor out = graph_.matmul(x, weight, name);
+  if (parallel == Parallel::kRow && shard_.tp_size > 1) {
+    out = graph_.all_reduce(out, *shard_.tensor_group, name + "_all_reduce");
+  }
   return bias ? graph_.add(out, *bias, name + "_bias") : out;
 }
 
@@ -65,25 +68,26 @@ Tensor StepGraph::rope(const Tensor& x, const std::string& name) {
 
 Tensor StepGraph::attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
                             const std::string& prefix) {
-  graph_.kv_write(k, v, kv_.keys[layer], kv_.values[layer], input_.layout, prefix + "kv_write");
+  const size_t cached = static_cast<size_t>(layer - shard_.first_layer);
+  graph_.kv_write(k, v, kv_.keys[cached], kv_.values[cached], input_.layout, prefix + "kv_write");
   AttentionParams params;
   params.scale = score_scale_;
   params.softcap = config_.attn_softcap;
   params.window = config_.attention_window(layer);
   params.batch = input_.layout;
   const Tensor out =
-      graph_.attention(q, kv_.keys[layer], kv_.values[layer], params, prefix + "attention");
+      graph_.attention(q, kv_.keys[cached], kv_.values[cached], params, prefix + "attention");
   return out.reshape({q.dim(0), int64_t{config_.n_head} * config_.head_dim});
 }
 
 Tensor StepGraph::gated_ffn(const Tensor& x, const GatedFfnWeights& w, GateActivation activation,
                             const std::string& prefix) {
-  const Tensor gate = linear(x, w.gate, std::nullopt, prefix + "ffn_gate");
-  const Tensor up = linear(x, w.up, std::nullopt, prefix + "ffn_up");
+  const Tensor gate = linear(x, w.gate, std::nullopt, prefix + "ffn_gate", Parallel::kColumn);
+  const Tensor up = linear(x, w.up, std::nullopt, prefix + "ffn_up", Parallel::kColumn);
   const Tensor gated = activation == GateActivation::kSilu
                            ? graph_.swiglu(gate, up, prefix + "swiglu")
                            : graph_.geglu(gate, up, prefix + "geglu");
-  return linear(gated, w.down, std::nullopt, prefix + "ffn_down");
+  return linear(gated, w.down, std::nullopt, prefix + "ffn_down", Parallel::kRow);
 }
 
 Tensor StepGraph::add(const Tensor& a, const Tensor& b, const std::string& name) {
@@ -96,12 +100,15 @@ Tensor StepGraph::scale(const Tensor& x, float factor, const std::string& name) 
 
 Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
                                  const std::string& prefix) {
-  const Tensor q =
-      rope(split_heads(linear(h, w.wq, w.bq, prefix + "q"), config_.n_head), prefix + "rope_q");
-  const Tensor k =
-      rope(split_heads(linear(h, w.wk, w.bk, prefix + "k"), config_.n_head_kv), prefix + "rope_k");
-  const Tensor v = split_heads(linear(h, w.wv, w.bv, prefix + "v"), config_.n_head_kv);
-  return linear(attention(q, k, v, layer, prefix), w.wo, std::nullopt, prefix + "attn_output");
+  const auto project = [&](const Tensor& weight, const std::optional<Tensor>& bias,
+                           const std::string& name, int32_t heads) {
+    return split_heads(linear(h, weight, bias, prefix + name, Parallel::kColumn), heads);
+  };
+  const Tensor q = rope(project(w.wq, w.bq, "q", config_.n_head), prefix + "rope_q");
+  const Tensor k = rope(project(w.wk, w.bk, "k", config_.n_head_kv), prefix + "rope_k");
+  const Tensor v = project(w.wv, w.bv, "v", config_.n_head_kv);
+  return linear(attention(q, k, v, layer, prefix), w.wo, std::nullopt, prefix + "attn_output",
+                Parallel::kRow);
 }
 
 Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer) {
@@ -115,8 +122,8 @@ Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, i
 
 Tensor StepGraph::logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output) {
   const Tensor rows = graph_.get_rows(x, host_i32(input_.logit_rows), "logit_rows");
-  const Tensor logits =
-      linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt, "output");
+  const Tensor logits = linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt,
+                               "output", Parallel::kColumn);
   if (config_.final_softcap <= 0.0f) return logits;
   return graph_.softcap(logits, config_.final_softcap, "output_softcap");
 }

@@ -30,6 +30,12 @@ struct AttentionWeights {
   std::optional<Tensor> bq, bk, bv;
 };
 
+// How linear() splits its weight over a tensor-parallel group (Megatron-LM): a column-parallel
+// weight holds a slice of the output features, so each rank computes its slice of the result;
+// a row-parallel one holds a slice of the input features, so the ranks' products are partial
+// sums that an all-reduce adds up.
+enum class Parallel { kReplicated, kColumn, kRow };
+
 // One Llama-style decoder layer: pre-norm self-attention and pre-norm SwiGLU, each added back.
 struct DecoderLayerWeights {
   Tensor attn_norm;
@@ -41,21 +47,24 @@ struct DecoderLayerWeights {
 class StepGraph {
  public:
   // Checks the step's tokens against config.n_vocab (Error(kInvalidArgument) otherwise) and puts
-  // its token ids and positions on `backend`.
+  // its token ids and positions on `backend`. `config` is the shard's (its heads and n_ff).
   StepGraph(Graph& graph, Backend& backend, const ModelConfig& config, const StepInput& input,
-            const KvTensors& kv);
+            const KvTensors& kv, const ModelShard& shard = {});
 
   // The rows of `table` [n_vocab, n_embd] for the step's tokens.
   Tensor embed(const Tensor& table, const std::string& name);
-  // x · weightᵀ, plus `bias` when given (a node of its own, "<name>_bias").
+  // x · weightᵀ, plus `bias` when given (a node of its own, "<name>_bias"). A row-parallel
+  // weight's product is all-reduced over the shard's tensor group ("<name>_all_reduce") before
+  // the bias is added.
   Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
-                const std::string& name);
+                const std::string& name, Parallel parallel = Parallel::kReplicated);
   Tensor norm(const Tensor& x, const Tensor& weight, const std::string& name);
   // [n, heads * head_dim] seen as [n, heads, head_dim].
   Tensor split_heads(const Tensor& x, int32_t heads) const;
   // Rotary embedding of [n, heads, head_dim] at the step's positions, as config.rope says.
   Tensor rope(const Tensor& x, const std::string& name);
-  // Writes k and v ([n, n_head_kv, head_dim]) into `layer`'s cache, then causal attention of q
+  // Writes k and v ([n, n_head_kv, head_dim]) into `layer`'s cache (the shard's first layer is
+  // the cache's first), then causal attention of q
   // ([n, n_head, head_dim]) over what its sequence has cached (the layer's window of it, with
   // the config's score scale and soft-cap): [n, n_head * head_dim]. Node names
   // "<prefix>kv_write" and "<prefix>attention".
@@ -76,7 +85,8 @@ class StepGraph {
   // "blk.<layer>.".
   Tensor decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer);
   // Keeps only the rows that need logits, then the final norm and the vocabulary projection,
-  // soft-capped when the config says so: [logit_rows, n_vocab].
+  // soft-capped when the config says so: [logit_rows, n_vocab] (a tensor-parallel shard: its
+  // vocabulary slice).
   Tensor logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output);
 
  private:
@@ -87,6 +97,7 @@ class StepGraph {
   const ModelConfig& config_;
   const StepInput& input_;
   const KvTensors& kv_;
+  ModelShard shard_;
   Tensor ids_, positions_;
   RopeParams rope_;    // the config's, with LongRoPE's factors for this step's context
   float score_scale_;  // the attention's q·k multiplier

@@ -16,14 +16,27 @@ struct EmbeddingWeights {
   Tensor token_embd, output_norm, output;
 };
 
+// The part of a 2-D weight [rows, columns] a tensor-parallel rank holds: rows [first,
+// first + count) (a column-parallel weight's output features; a 1-D bias is cut the same way)
+// or columns (a row-parallel weight's input features).
+struct WeightSlice {
+  enum class Axis { kRows, kColumns } axis = Axis::kRows;
+  int64_t first = 0, count = 0;
+};
+
 class WeightLoader {
  public:
   WeightLoader(const gguf::GgufFile& file, Backend& backend) : file_(file), backend_(backend) {}
 
   // The tensor on the backend; Error(kInvalidModel) naming it when absent or misshapen.
   Tensor get(const std::string& name, const Shape& expected) const;
+  // As get(), only `slice` of it; when given, Error(kUnsupported) if a column cut would split a
+  // quantization block (columns are copied, rows stay views of the file).
+  Tensor get(const std::string& name, const Shape& expected,
+             const std::optional<WeightSlice>& slice) const;
   // As get(), and Error(kUnsupported) unless it is f32 (norms and biases).
-  Tensor get_f32(const std::string& name, const Shape& expected) const;
+  Tensor get_f32(const std::string& name, const Shape& expected,
+                 const std::optional<WeightSlice>& slice = std::nullopt) const;
   // Rows [first, first + count) of a tensor of shape `expected` that fuses several weights
   // (phi3's attn_qkv), as a weight of its own.
   Tensor get_rows(const std::string& name, const Shape& expected, int64_t first,
@@ -33,10 +46,13 @@ class WeightLoader {
   // is not f32 [n].
   std::optional<std::vector<float>> find_host_f32(const std::string& name, int64_t n) const;
   // get_f32() when the file has the tensor, nullopt otherwise.
-  std::optional<Tensor> find_f32(const std::string& name, const Shape& expected) const;
+  std::optional<Tensor> find_f32(const std::string& name, const Shape& expected,
+                                 const std::optional<WeightSlice>& slice = std::nullopt) const;
   // token_embd, output_norm and output.weight; token_embd again when the file has no
   // output.weight (tied embeddings, as in stories260K's llama2.c export and Qwen2-0.5B).
-  EmbeddingWeights embeddings(int64_t n_vocab, int64_t n_embd) const;
+  // `output_rows`: the rows of the output projection a tensor-parallel rank holds.
+  EmbeddingWeights embeddings(int64_t n_vocab, int64_t n_embd,
+                              const std::optional<WeightSlice>& output_rows = std::nullopt) const;
   // A tensor the file must hold as 2-D: its shape, to size the model by.
   Shape shape_2d(const std::string& name) const;
 

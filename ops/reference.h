@@ -29,5 +29,7 @@ void add(const Tensor& a, const Tensor& b, const Tensor& out);
 void softmax(const Tensor& x, const Tensor& out);
 void argmax(const Tensor& x, const Tensor& out);
 void get_rows(const Tensor& x, const Tensor& rows, const Tensor& out);
+// The element-wise sum of every rank's x, in double, added in rank order.
+void all_reduce(const Tensor& x, Communicator& group, const Tensor& out);
 
 }  // namespace baton::reference

@@ -4,7 +4,8 @@
 The layers, lowest first (docs/architecture.md draws them):
 
   0 runtime    tensor, buffer, dtype and its quantizers, graph, op schemas, backend interface,
-               registry, plugin ABI (core/*.h|cpp, core/quantize/), and the plain public types
+               registry, plugin ABI, communicator (core/*.h|cpp, core/quantize/, core/comm/), and
+               the plain public types
                every layer may use (baton/error.h, baton/export.h, baton/generation.h,
                baton/sampling_params.h)
   1 reference  reference kernels (ops/)
@@ -32,6 +33,7 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 # Path prefixes, most specific first; the first that matches decides.
 PREFIXES = [
     ("core/quantize/", RUNTIME),
+    ("core/comm/", RUNTIME),
     ("core/gguf/", FORMATS),
     ("core/tokenizer/", FORMATS),
     ("core/chat/", FORMATS),

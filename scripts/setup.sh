@@ -8,6 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev qemu-user libcpp-httplib-dev libsentencepiece-dev
+  libopenmpi-dev openmpi-bin
   hipcc libamdhip64-dev
   chromium chromium-driver
 )

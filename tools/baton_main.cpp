@@ -1,7 +1,7 @@
 #include <iostream>
 #include <map>
 
-#include "baton/error.h"
+#include "core/comm/world.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
@@ -30,11 +30,10 @@ int main(int argc, char** argv) {
     for (const auto& [name, action] : actions) {
       if (app.got_subcommand(name)) return action();
     }
-  } catch (const baton::Error& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return 1;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
+    std::cerr << "error: " << e.what() << std::endl;
+    // In a distributed run the other ranks may be waiting on this one.
+    baton::abort_open_world();
     return 1;
   }
   return 1;

@@ -51,6 +51,7 @@ Action add_batch_command(CLI::App& app) {
       ->default_val("-");
   return [flags] {
     resolve_model(flags->model);
+    if (follow_if_follower(flags->model)) return 0;
     const std::vector<Request> requests = read_requests(flags->input, flags->defaults);
     LLM llm(flags->model);
     const std::vector<GenerationOutput> outputs = llm.generate(requests);

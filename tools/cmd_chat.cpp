@@ -65,6 +65,7 @@ Action add_chat_command(CLI::App& app) {
   cmd->add_option("-s,--seed", flags->seed, "random seed (default: random)");
   return [flags] {
     resolve_model(flags->model);
+    if (follow_if_follower(flags->model)) return 0;
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();
     AsyncLLM llm(flags->model);

@@ -33,6 +33,7 @@ Action add_run_command(CLI::App& app) {
 
   return [flags] {
     resolve_model(flags->model);
+    if (follow_if_follower(flags->model)) return 0;
     flags->generation.add_special = !flags->no_add_special;
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();

@@ -51,6 +51,7 @@ Action add_serve_command(CLI::App& app) {
       options->served_model_name = hf::directory_name(options->model.model);
     }
     resolve_model(options->model);
+    if (follow_if_follower(options->model)) return 0;
     const sigset_t signals = shutdown_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     serve::Server server(*options);

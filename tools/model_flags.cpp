@@ -1,7 +1,12 @@
 #include "tools/model_flags.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <cstdio>
 #include <iostream>
+
+#include "core/llm/placement.h"
 
 #include "tools/bundled_model.h"
 #include "tools/converted_checkpoint.h"
@@ -34,6 +39,33 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
   add_no_repack_flag(cmd, o.repack_weights);
+  add_parallel_flags(cmd, o);
+}
+
+void add_parallel_flags(CLI::App& cmd, LLMOptions& o) {
+  cmd.add_option("--tensor-parallel", o.tensor_parallel,
+                 "ranks that split every layer (under mpirun; docs/distributed.md)")
+      ->capture_default_str();
+  cmd.add_option("--pipeline-parallel", o.pipeline_parallel,
+                 "pipeline stages of contiguous layers (under mpirun)")
+      ->capture_default_str();
+  cmd.add_option("--pp-layers", o.pp_layers, "layers per stage, e.g. 11,11 (default: even)")
+      ->delimiter(',');
+  cmd.add_option("--dist-timeout", o.dist_timeout_seconds,
+                 "seconds a distributed collective may wait for a silent rank")
+      ->capture_default_str();
+}
+
+bool follow_if_follower(const LLMOptions& options) {
+  if (!is_follower_rank(options)) return false;
+  // The leader decides when the run ends (mpirun forwards Ctrl-C to every rank).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  follow_leader(options);
+  return true;
 }
 
 void add_no_repack_flag(CLI::App& cmd, bool& repack_weights) {

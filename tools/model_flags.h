@@ -22,6 +22,12 @@ std::string resolve_model_path(const std::string& model);
 void resolve_model(LLMOptions& options);
 // "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr.
 void print_kv_cache(const ModelSummary& summary);
+// --tensor-parallel, --pipeline-parallel, --pp-layers, --dist-timeout (in add_model_flags).
+void add_parallel_flags(CLI::App& cmd, LLMOptions& options);
+// On a rank of a distributed run other than the first: loads this rank's part of the model,
+// runs the leader's steps until the leader is done, and returns true (the command then exits
+// 0). False in a single process and on the first rank, which goes on with the command.
+bool follow_if_follower(const LLMOptions& options);
 // Sampling and stopping flags shared by the commands that generate.
 void add_generation_flags(CLI::App& cmd, GenerationParams& params);
 

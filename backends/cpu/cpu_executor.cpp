@@ -79,6 +79,8 @@ void run_node(const Context& ctx, const Node& node) {
       return argmax(ctx, in[0], node.output);
     case OpKind::kGetRows:
       return get_rows(ctx, in[0], in[1], node.output);
+    case OpKind::kAllReduce:
+      return all_reduce(in[0], *std::get<CollectiveParams>(node.params).group, node.output);
   }
 }
 

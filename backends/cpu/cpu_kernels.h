@@ -35,6 +35,8 @@ bool is_weight_dtype(DType dtype);
 void matmul(const Context& ctx, const Tensor& x, const Tensor& w, const Tensor& out);
 void embedding(const Context& ctx, const Tensor& table, const Tensor& ids, const Tensor& out);
 void get_rows(const Context& ctx, const Tensor& x, const Tensor& rows, const Tensor& out);
+// x summed over the ranks of `group` into out: a copy, then the communicator's in-place sum.
+void all_reduce(const Tensor& x, Communicator& group, const Tensor& out);
 
 void rms_norm(const Context& ctx, const Tensor& x, const Tensor& weight, float eps,
               const Tensor& out);

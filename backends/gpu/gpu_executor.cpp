@@ -4,10 +4,12 @@
 
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "backends/gpu/gpu_context.h"
 #include "backends/gpu/kernels/kernels.h"
 #include "baton/error.h"
+#include "core/comm/communicator.h"
 
 namespace baton::gpu {
 
@@ -52,6 +54,21 @@ void kv_write(const Context& ctx, const Node& node, const NodeMetadata& meta) {
   const Tensor& k = node.inputs[0];
   kv_write(cache_type(node.inputs[2]), f32(k), f32(node.inputs[1]), node.inputs[2].materialize(),
            node.inputs[3].materialize(), k.dim(0), k.dim(1) * k.dim(2), meta.paged, ctx.stream);
+}
+
+// Staged through the host: the stream drains, the group sums on the host, the result goes back.
+// This is the path for ROCm (RCCL is not packaged here) and the simulator; a device-side
+// collective would keep the activations on the device.
+void all_reduce(const Context& ctx, const Node& node) {
+  const size_t n = static_cast<size_t>(node.output.numel());
+  std::vector<float> host(n);
+  GPU_CHECK(gpuMemcpyAsync(host.data(), f32(node.inputs[0]), n * sizeof(float),
+                           gpuMemcpyDeviceToHost, ctx.stream));
+  GPU_CHECK(gpuStreamSynchronize(ctx.stream));
+  std::get<CollectiveParams>(node.params).group->all_reduce_sum(host);
+  GPU_CHECK(gpuMemcpyAsync(f32(node.output), host.data(), n * sizeof(float), gpuMemcpyHostToDevice,
+                           ctx.stream));
+  GPU_CHECK(gpuStreamSynchronize(ctx.stream));
 }
 
 void attention(const Context& ctx, const Node& node, const NodeMetadata& meta) {
@@ -124,6 +141,8 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
     case OpKind::kGetRows:
       return get_rows(f32(in[0]), in[0].dim(0), in[0].dim(1), in[1].data<int32_t>(), in[1].dim(0),
                       f32(node.output), index_error, ctx.stream);
+    case OpKind::kAllReduce:
+      return all_reduce(ctx, node);
     case OpKind::kGeGlu:
     case OpKind::kScale:
     case OpKind::kSoftcap:

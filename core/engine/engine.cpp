@@ -43,6 +43,16 @@ void check_params(const GenerationParams& params) {
 
 }  // namespace
 
+KvCacheShape kv_cache_shape(const Model& model, const EngineConfig& config) {
+  const ModelConfig& c = model.config();
+  return KvCacheShape{.n_layers = model.shard().layer_count(c.n_layer),
+                      .n_kv_heads = c.n_head_kv,
+                      .head_dim = c.head_dim,
+                      .block_size = config.block_size,
+                      .n_blocks = config.n_blocks,
+                      .dtype = config.kv_dtype};
+}
+
 int32_t reported_completions(const GenerationParams& params) {
   if (params.use_beam_search) return params.n;
   return params.best_of > 0 ? params.best_of : params.n;
@@ -54,13 +64,8 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
       backend_(backend),
       tokenizer_(tokenizer),
       config_(clamp_context(config)),
-      cache_(KvCacheShape{.n_layers = model.config().n_layer,
-                          .n_kv_heads = model.config().n_head_kv,
-                          .head_dim = model.config().head_dim,
-                          .block_size = config.block_size,
-                          .n_blocks = config.n_blocks,
-                          .dtype = config.kv_dtype},
-             backend),
+      cache_(kv_cache_shape(model, config), backend),
+      runner_(model, backend, cache_, config.replica),
       blocks_(config.n_blocks, config.block_size, config.prefix_caching),
       scheduler_(config.scheduler, blocks_, config_.context_size) {
   // A short prompt through the model from position 0, in blocks no sequence holds yet (every
@@ -71,7 +76,7 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
   constexpr int64_t kWarmUpTokens = 8;
   const int64_t capacity = int64_t{config.n_blocks} * config.block_size;
   const std::vector<int32_t> tokens(static_cast<size_t>(std::min(kWarmUpTokens, capacity)), 0);
-  SoloSequence(model_, backend_, cache_, config.context_size)
+  SoloSequence(runner_, config.context_size)
       .step(tokens, {static_cast<int32_t>(tokens.size()) - 1});
 }
 
@@ -240,13 +245,10 @@ StepInput Engine::build_batch(const StepPlan& plan) const {
 }
 
 std::vector<float> Engine::run_batch(const StepPlan& plan, const StepInput& batch) {
-  for (const auto& [source, destination] : plan.block_copies) {
-    cache_.copy_block(source, destination, backend_);
-  }
   // A step whose chunks all stop short of their prompt's end needs no logits, but it must still
   // run: its tokens' K/V are what the next chunk attends to.
   const std::vector<float> logits =
-      batch.tokens.empty() ? std::vector<float>() : run_step(model_, backend_, cache_, batch);
+      batch.tokens.empty() ? std::vector<float>() : runner_.run(plan.block_copies, batch);
   if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());
   return logits;

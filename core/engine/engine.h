@@ -12,7 +12,9 @@
 #include "baton/generation.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
+#include "core/engine/replica_group.h"
 #include "core/engine/scheduler.h"
+#include "core/engine/step_runner.h"
 #include "core/kv_cache/paged_kv_cache.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
@@ -26,7 +28,12 @@ struct EngineConfig {
   int32_t n_blocks = 0;  // KV pool size in blocks
   bool prefix_caching = true;
   DType kv_dtype = DType::kF32;
+  // The ranks of a distributed replica this engine leads; null in a single process.
+  std::shared_ptr<const ReplicaGroup> replica;
 };
+
+// The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
+KvCacheShape kv_cache_shape(const Model& model, const EngineConfig& config);
 
 // What one step did to one of a request's completions.
 struct SequenceUpdate {
@@ -37,7 +44,8 @@ struct SequenceUpdate {
   double cumulative_logprob = 0;        // of all the completion's tokens so far
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;
-  std::string error;  // set when the request was rejected
+  std::string error;           // set when the request was rejected
+  bool engine_failed = false;  // with error: a step failed, the request itself was fine
   // When the request was first scheduled (the epoch until then) and how many of its prompt
   // tokens the prefix cache served: for per-request metrics.
   std::chrono::steady_clock::time_point first_scheduled{};
@@ -133,6 +141,7 @@ class Engine {
   const Tokenizer& tokenizer_;
   EngineConfig config_;
   PagedKvCache cache_;
+  StepRunner runner_;
   BlockManager blocks_;
   Scheduler scheduler_;
   std::map<uint64_t, std::unique_ptr<Request>> requests_;

@@ -102,7 +102,7 @@ struct AsyncLLM::Impl {
       if (!update.error.empty()) {
         EventCallback on_event = std::move(it->second.on_event);
         live.erase(it);
-        fail(update.id, on_event, update.error);
+        fail(update.id, on_event, update.error, update.engine_failed);
         continue;
       }
       StreamEvent event{.request_id = update.id, .index = update.sample};
@@ -149,7 +149,8 @@ struct AsyncLLM::Impl {
     if (event.finished) live.erase(it);
   }
 
-  void fail(uint64_t id, const EventCallback& on_event, const std::string& error) {
+  void fail(uint64_t id, const EventCallback& on_event, const std::string& error,
+            bool unavailable = false) {
     {
       std::lock_guard lock(finished_mutex);
       ++finished.failed;
@@ -157,7 +158,8 @@ struct AsyncLLM::Impl {
     StreamEvent event{.request_id = id,
                       .finished = true,
                       .finish_reason = FinishReason::kAborted,
-                      .error = error};
+                      .error = error,
+                      .unavailable = unavailable};
     try {
       on_event(event);
     } catch (...) {

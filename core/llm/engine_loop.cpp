@@ -100,7 +100,8 @@ void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
     // The engine's state after a failed step is unknown: end everything it holds, keep serving.
     for (const auto& [caller_id, engine_id] : to_engine_) {
       engine_.abort(engine_id);
-      updates.push_back({.id = caller_id, .finished = true, .error = e.what()});
+      updates.push_back(
+          {.id = caller_id, .finished = true, .error = e.what(), .engine_failed = true});
     }
     to_engine_.clear();
     to_caller_.clear();

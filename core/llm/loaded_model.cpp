@@ -12,8 +12,10 @@ namespace {
 constexpr int32_t kMaxDefaultContext = 4096;
 constexpr int32_t kDefaultContextsInPool = 4;
 
-size_t bytes_per_token(const ModelConfig& c, DType kv_dtype) {
-  return kv_bytes_per_token({.n_layers = c.n_layer,
+// Of this rank's part: its layers and KV heads.
+size_t bytes_per_token(const Model& model, DType kv_dtype) {
+  const ModelConfig& c = model.config();
+  return kv_bytes_per_token({.n_layers = model.shard().layer_count(c.n_layer),
                              .n_kv_heads = c.n_head_kv,
                              .head_dim = c.head_dim,
                              .dtype = kv_dtype});
@@ -26,7 +28,8 @@ LoadedModel::LoadedModel(const LLMOptions& options)
           options.backend.empty() ? default_backend_name() : options.backend,
           BackendOptions{.threads = options.threads, .prepack_weights = options.repack_weights})),
       file(gguf::GgufFile::open(options.model)),
-      model(load_model(file, *backend)),
+      placement(place_process(options, file)),
+      model(load_model(file, *backend, placement.shard)),
       tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),
       chat(file, *tokenizer) {
   const ModelConfig& c = model->config();
@@ -48,11 +51,17 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   check_kv_cache_dtype(config.kv_dtype, c.head_dim);
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
   const double bytes_per_block =
-      static_cast<double>(bytes_per_token(c, config.kv_dtype)) * options.kv_block_size;
+      static_cast<double>(bytes_per_token(*model, config.kv_dtype)) * options.kv_block_size;
   config.n_blocks = options.kv_cache_mib > 0
                         ? static_cast<int32_t>(options.kv_cache_mib * 1048576.0 / bytes_per_block)
                         : kDefaultContextsInPool *
                               ((context_size + options.kv_block_size - 1) / options.kv_block_size);
+  if (const auto& replica = placement.replica) {
+    // One block manager schedules for every rank: the pool is the smallest rank's.
+    const std::vector<int32_t> blocks = all_gather_value(*replica->replica, config.n_blocks);
+    config.n_blocks = *std::min_element(blocks.begin(), blocks.end());
+    config.replica = replica;
+  }
   if (config.n_blocks < 1) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "a KV cache of " + std::to_string(options.kv_cache_mib) +
@@ -90,7 +99,7 @@ ModelSummary LoadedModel::summary() const {
       .n_head_kv = c.n_head_kv,
       .n_ff = c.n_ff,
       .kv_cache_dtype = std::string(to_string(engine_config.kv_dtype)),
-      .kv_bytes_per_token = static_cast<int64_t>(bytes_per_token(c, engine_config.kv_dtype)),
+      .kv_bytes_per_token = static_cast<int64_t>(bytes_per_token(*model, engine_config.kv_dtype)),
       .kv_cache_tokens = static_cast<int64_t>(engine_config.n_blocks) * engine_config.block_size};
 }
 

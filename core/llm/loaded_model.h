@@ -9,6 +9,7 @@
 #include "core/engine/engine.h"
 #include "core/gguf/gguf_file.h"
 #include "core/llm/chat_formatter.h"
+#include "core/llm/placement.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 
@@ -27,6 +28,9 @@ struct LoadedModel {
   // The backend comes first: a wrong --backend is reported before any file is read.
   std::unique_ptr<Backend> backend;
   gguf::GgufFile file;
+  // Before the model, which loads only this rank's part, and outlives it: the model's shard
+  // points at its tensor-parallel group.
+  Placement placement;
   std::unique_ptr<Model> model;
   std::unique_ptr<Tokenizer> tokenizer;
   ChatFormatter chat;

@@ -28,6 +28,9 @@ struct StreamEvent {
   FinishReason finish_reason = FinishReason::kLength;  // of the first completion, when finished
   std::optional<GenerationOutput> output;              // when finished without error
   std::string error;  // when finished because the request was rejected (e.g. an oversized prompt)
+  // With `error`: the engine failed it (a failed step, a lost rank of a distributed run) rather
+  // than refused it, so a server answers 503, not 400.
+  bool unavailable = false;
 };
 
 // Runs on AsyncLLM's text thread: keep it short (it delays every request's text), and do not

@@ -72,6 +72,12 @@ void dispatch(const Node& node) {
     case OpKind::kGetRows:
       require_inputs(node, 2);
       return get_rows(in[0], in[1], node.output);
+    case OpKind::kAllReduce: {
+      require_inputs(node, 1);
+      Communicator* group = params_of<CollectiveParams>(node).group;
+      if (!group) throw Error(ErrorCategory::kInvalidArgument, "needs a communicator");
+      return all_reduce(in[0], *group, node.output);
+    }
   }
   throw Error(ErrorCategory::kUnsupported, "unknown op");
 }

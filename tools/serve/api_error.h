@@ -32,6 +32,12 @@ inline ApiError bad_field(const std::string& param, const std::string& why) {
   return ApiError(400, "'" + param + "' " + why, param);
 }
 
+// A request the engine finished with an error: 400 when it refused the request, 503 when it
+// failed to run it (StreamEvent::unavailable).
+inline ApiError event_error(const std::string& message, bool unavailable) {
+  return unavailable ? ApiError(503, message, "", "server_error") : ApiError(400, message);
+}
+
 // The body OpenAI's API sends with an error: {"error": {"message", "type", "param", "code"}}.
 nlohmann::json openai_error_body(const ApiError& error);
 

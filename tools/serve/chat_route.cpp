@@ -139,7 +139,7 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
                      logprobs_or_null(call, e.event.logprobs, context), nullptr);
       }
       if (!e.event.error.empty()) {
-        out += sse_event(openai_error_body(ApiError(400, e.event.error)));
+        out += sse_event(openai_error_body(event_error(e.event.error, e.event.unavailable)));
       }
       if (!e.event.output) continue;
       usage->add(*e.event.output);

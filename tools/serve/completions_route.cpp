@@ -158,7 +158,7 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
         sent += e.event.text.size();
       }
       if (!e.event.error.empty()) {
-        out += sse_event(openai_error_body(ApiError(400, e.event.error)));
+        out += sse_event(openai_error_body(event_error(e.event.error, e.event.unavailable)));
       }
       if (!e.event.output) continue;
       state->usage.add(*e.event.output);

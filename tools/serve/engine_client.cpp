@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 
 #include "tools/serve/api_error.h"
 
@@ -54,15 +55,15 @@ bool RequestGroup::done() const {
 
 std::vector<GenerationOutput> RequestGroup::wait_outputs() {
   std::vector<GenerationOutput> outputs(state_->ids.size());
-  std::string error;
+  std::optional<ApiError> error;
   while (!done()) {
     for (GroupEvent& e : next(std::chrono::seconds(1))) {
       if (!e.event.finished) continue;
-      if (!e.event.error.empty() && error.empty()) error = e.event.error;
+      if (!e.event.error.empty() && !error) error = event_error(e.event.error, e.event.unavailable);
       if (e.event.output) outputs[e.request] = std::move(*e.event.output);
     }
   }
-  if (!error.empty()) throw ApiError(400, error);
+  if (error) throw *error;
   for (const GenerationOutput& output : outputs) {
     if (output.completions.empty()) {
       throw ApiError(503, "the request was aborted before its first token (shutting down)", "",

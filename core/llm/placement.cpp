@@ -1,0 +1,83 @@
+#include "core/llm/placement.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+
+#include "baton/error.h"
+#include "core/comm/world.h"
+#include "core/engine/step_runner.h"
+#include "core/llm/handshake.h"
+#include "core/llm/loaded_model.h"
+#include "models/model_config.h"
+
+namespace baton {
+namespace {
+
+[[noreturn]] void bad(const std::string& what) {
+  throw Error(ErrorCategory::kInvalidArgument, what);
+}
+
+// Layers per stage: pp_layers as given, or n_layer / stages with the remainder on the first.
+std::vector<int32_t> stage_layers(const LLMOptions& options, int32_t n_layer) {
+  const int32_t stages = options.pipeline_parallel;
+  if (options.pp_layers.empty()) {
+    std::vector<int32_t> layers(static_cast<size_t>(stages), n_layer / stages);
+    for (int32_t s = 0; s < n_layer % stages; ++s) ++layers[static_cast<size_t>(s)];
+    return layers;
+  }
+  const std::vector<int32_t>& layers = options.pp_layers;
+  const bool positive = std::all_of(layers.begin(), layers.end(), [](int32_t n) { return n > 0; });
+  if (static_cast<int32_t>(layers.size()) != stages || !positive ||
+      std::accumulate(layers.begin(), layers.end(), 0) != n_layer) {
+    bad("--pp-layers needs " + std::to_string(stages) +
+        " positive layer counts that add up to the model's " + std::to_string(n_layer) + " layers");
+  }
+  return layers;
+}
+
+}  // namespace
+
+Placement place_process(const LLMOptions& options, const gguf::GgufFile& file) {
+  const int32_t tp = options.tensor_parallel, pp = options.pipeline_parallel;
+  if (tp < 1 || pp < 1) bad("--tensor-parallel and --pipeline-parallel must be at least 1");
+  if (!(options.dist_timeout_seconds > 0)) bad("--dist-timeout must be positive");
+  const int32_t ranks = tp * pp, launched = launched_world_size();
+  if (ranks == 1 && launched == 1) return {};
+  if (launched != ranks) {
+    bad("the run needs --tensor-parallel " + std::to_string(tp) + " x --pipeline-parallel " +
+        std::to_string(pp) + " = " + std::to_string(ranks) + " processes, but " +
+        std::to_string(launched) + (launched == 1 ? " was" : " were") +
+        " started: launch with mpirun -np " + std::to_string(ranks) + " (or srun -n)");
+  }
+  const std::shared_ptr<Communicator> world = open_world(options.dist_timeout_seconds);
+  handshake(*world, start_up_fingerprint(options, file));
+  const int32_t rank = world->rank(), stage = rank / tp, tp_rank = rank % tp;
+  auto group = std::make_shared<ReplicaGroup>();
+  group->replica = world;
+  if (tp > 1) group->tensor = world->split(stage, tp_rank);
+  if (pp > 1) group->pipeline = world->split(tp_rank, stage);
+  const std::vector<int32_t> layers = stage_layers(options, read_model_config(file).n_layer);
+  Placement placement;
+  placement.shard.tp_rank = tp_rank;
+  placement.shard.tp_size = tp;
+  placement.shard.tensor_group = group->tensor.get();
+  placement.shard.first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
+  placement.shard.end_layer = placement.shard.first_layer + layers[static_cast<size_t>(stage)];
+  placement.replica = std::move(group);
+  return placement;
+}
+
+bool is_follower_rank(const LLMOptions& options) {
+  if (launched_world_size() == 1) return false;
+  return open_world(options.dist_timeout_seconds)->rank() != 0;
+}
+
+void follow_leader(const LLMOptions& options) {
+  const LoadedModel loaded(options);
+  const PagedKvCache cache(kv_cache_shape(*loaded.model, loaded.engine_config), *loaded.backend);
+  StepRunner runner(*loaded.model, *loaded.backend, cache, loaded.engine_config.replica);
+  runner.follow();
+}
+
+}  // namespace baton

@@ -1,0 +1,33 @@
+#pragma once
+
+#include <memory>
+
+#include "baton/llm.h"
+#include "core/engine/replica_group.h"
+#include "core/gguf/gguf_file.h"
+#include "models/model.h"
+
+namespace baton {
+
+// Where this process stands in the run `options` describe: its part of the model and the
+// ranks it runs each step with.
+struct Placement {
+  std::shared_ptr<const ReplicaGroup> replica;  // null in a single process
+  ModelShard shard;
+};
+
+// A single process needs nothing and opens no MPI. Otherwise checks that the launcher started
+// tensor_parallel × pipeline_parallel processes, opens the world, runs the start-up handshake
+// (every rank fails with the same line on a mismatch) and splits the ranks: world rank
+// stage * tensor_parallel + tensor rank. Stages get pp_layers layers each, or an even split.
+Placement place_process(const LLMOptions& options, const gguf::GgufFile& file);
+
+// Whether this process is a rank other than the run's first, which follows the leader's steps
+// (follow_leader) instead of serving; false in a single process.
+bool is_follower_rank(const LLMOptions& options);
+
+// On a follower rank: loads this rank's part of the model and runs the leader's steps until the
+// leader finishes.
+void follow_leader(const LLMOptions& options);
+
+}  // namespace baton
