@@ -49,10 +49,6 @@ Tensor slice_columns(const Tensor& full, const std::string& name, int64_t first,
 
 }  // namespace
 
-Tensor WeightLoader::get(const std::string& name, const Shape& expected) const {
-  return backend_.import_tensor(checked(file_, name, expected));
-}
-
 Tensor WeightLoader::get(const std::string& name, const Shape& expected,
                          const std::optional<WeightSlice>& slice) const {
   const Tensor full = checked(file_, name, expected);
@@ -101,10 +97,13 @@ EmbeddingWeights WeightLoader::embeddings(int64_t n_vocab, int64_t n_embd,
   EmbeddingWeights e;
   e.token_embd = get("token_embd.weight", {n_vocab, n_embd});
   e.output_norm = get_f32("output_norm.weight", {n_embd});
-  const std::string output =
-      file_.find_tensor("output.weight") ? "output.weight" : "token_embd.weight";
-  e.output = output_rows || output == "output.weight" ? get(output, {n_vocab, n_embd}, output_rows)
-                                                      : e.token_embd;
+  if (file_.find_tensor("output.weight")) {
+    e.output = get("output.weight", {n_vocab, n_embd}, output_rows);
+  } else {
+    // Tied: the embedding table again, or the rank's vocabulary rows of it.
+    e.output =
+        output_rows ? get("token_embd.weight", {n_vocab, n_embd}, output_rows) : e.token_embd;
+  }
   return e;
 }
 

@@ -28,12 +28,11 @@ class WeightLoader {
  public:
   WeightLoader(const gguf::GgufFile& file, Backend& backend) : file_(file), backend_(backend) {}
 
-  // The tensor on the backend; Error(kInvalidModel) naming it when absent or misshapen.
-  Tensor get(const std::string& name, const Shape& expected) const;
-  // As get(), only `slice` of it; when given, Error(kUnsupported) if a column cut would split a
-  // quantization block (columns are copied, rows stay views of the file).
+  // The tensor on the backend, only `slice` of it when given; Error(kInvalidModel) naming it when
+  // absent or misshapen, Error(kUnsupported) when a column cut would split a quantization block
+  // (columns are copied, rows stay views of the file).
   Tensor get(const std::string& name, const Shape& expected,
-             const std::optional<WeightSlice>& slice) const;
+             const std::optional<WeightSlice>& slice = std::nullopt) const;
   // As get(), and Error(kUnsupported) unless it is f32 (norms and biases).
   Tensor get_f32(const std::string& name, const Shape& expected,
                  const std::optional<WeightSlice>& slice = std::nullopt) const;

@@ -91,9 +91,10 @@ bool supports_dtypes(const Node& node) {
       return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;
     case OpKind::kGetRows:
       return arity(2) && is_f32(in[0]) && is_i32(in[1]);
-    case OpKind::kAllReduce:
-      return arity(1) && is_f32(in[0]) && std::get_if<CollectiveParams>(&node.params) != nullptr &&
-             std::get<CollectiveParams>(node.params).group != nullptr;
+    case OpKind::kAllReduce: {
+      const auto* collective = std::get_if<CollectiveParams>(&node.params);
+      return arity(1) && is_f32(in[0]) && collective && collective->group;
+    }
   }
   return false;
 }

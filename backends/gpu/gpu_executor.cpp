@@ -56,9 +56,9 @@ void kv_write(const Context& ctx, const Node& node, const NodeMetadata& meta) {
            node.inputs[3].materialize(), k.dim(0), k.dim(1) * k.dim(2), meta.paged, ctx.stream);
 }
 
-// Staged through the host: the stream drains, the group sums on the host, the result goes back.
-// This is the path for ROCm (RCCL is not packaged here) and the simulator; a device-side
-// collective would keep the activations on the device.
+// Staged through the host: the stream drains, the group sums on the host over MPI, the result
+// goes back. Every GPU backend takes this path for now (RCCL is not packaged here; the CUDA
+// plugin has no NCCL communicator yet), which a device-side collective would avoid.
 void all_reduce(const Context& ctx, const Node& node) {
   const size_t n = static_cast<size_t>(node.output.numel());
   std::vector<float> host(n);

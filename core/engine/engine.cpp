@@ -61,7 +61,6 @@ int32_t reported_completions(const GenerationParams& params) {
 Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
                const EngineConfig& config)
     : model_(model),
-      backend_(backend),
       tokenizer_(tokenizer),
       config_(clamp_context(config)),
       cache_(kv_cache_shape(model, config), backend),

@@ -137,7 +137,6 @@ class Engine {
                                   std::vector<SequenceUpdate>& updates);
 
   const Model& model_;
-  Backend& backend_;
   const Tokenizer& tokenizer_;
   EngineConfig config_;
   PagedKvCache cache_;

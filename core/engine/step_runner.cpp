@@ -8,24 +8,6 @@
 namespace baton {
 namespace {
 
-Graph graph_on(Backend& backend) {
-  return Graph([&backend](DType dtype, Shape shape) {
-    return backend.allocate_tensor(dtype, std::move(shape));
-  });
-}
-
-// The step's output brought back to the host.
-std::vector<float> run_graph(const Model& model, Backend& backend, const PagedKvCache& cache,
-                             const StepInput& input) {
-  Graph graph = graph_on(backend);
-  const Tensor out = model.build_step(graph, input, cache.tensors());
-  graph.set_outputs({out});
-  backend.execute(graph);
-  std::vector<float> host(static_cast<size_t>(out.numel()));
-  backend.download(host.data(), out, host.size() * sizeof(float));
-  return host;
-}
-
 std::span<std::byte> writable(std::vector<float>& values) {
   return std::as_writable_bytes(std::span<float>(values));
 }
@@ -38,7 +20,15 @@ std::span<const std::byte> readable(const std::vector<float>& values) {
 
 std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvCache& cache,
                             const StepInput& input) {
-  return run_graph(model, backend, cache, input);
+  Graph graph([&backend](DType dtype, Shape shape) {
+    return backend.allocate_tensor(dtype, std::move(shape));
+  });
+  const Tensor out = model.build_step(graph, input, cache.tensors());
+  graph.set_outputs({out});
+  backend.execute(graph);
+  std::vector<float> host(static_cast<size_t>(out.numel()));
+  backend.download(host.data(), out, host.size() * sizeof(float));
+  return host;
 }
 
 StepRunner::StepRunner(const Model& model, Backend& backend, const PagedKvCache& cache,
@@ -93,17 +83,9 @@ std::vector<float> StepRunner::run_here(BlockCopies copies, const StepInput& inp
   }
   const ModelShard& shard = model_.shard();
   const ModelConfig& config = model_.config();
-  const size_t n_embd = static_cast<size_t>(config.n_embd);
-  StepInput here = input;
-  if (!shard.first_stage()) {
-    std::vector<float> hidden(input.tokens.size() * n_embd);
-    group_->pipeline->recv(writable(hidden), group_->pipeline->rank() - 1);
-    Tensor t = backend_.allocate_tensor(
-        DType::kF32, {static_cast<int64_t>(input.tokens.size()), static_cast<int64_t>(n_embd)});
-    backend_.upload(t, hidden.data(), hidden.size() * sizeof(float));
-    here.hidden = t;
-  }
-  std::vector<float> out = run_graph(model_, backend_, cache_, here);
+  std::vector<float> out = shard.first_stage()
+                               ? run_step(model_, backend_, cache_, input)
+                               : run_step(model_, backend_, cache_, with_received_hidden(input));
   if (!shard.last_stage(config.n_layer)) {
     group_->pipeline->send(readable(out), group_->pipeline->rank() + 1);
     if (!leader()) return {};
@@ -114,9 +96,21 @@ std::vector<float> StepRunner::run_here(BlockCopies copies, const StepInput& inp
   }
   std::vector<float> logits = whole_logits(std::move(out), input.logit_rows.size());
   if (leader()) return logits;
-  const bool sends = shard.tp_rank == 0 && group_->pipeline;
-  if (sends) group_->replica->send(readable(logits), 0);
+  // whole_logits gathered them on the stage's first tensor rank; on a last stage that is not
+  // the leader's, that rank passes them on.
+  if (shard.tp_rank == 0) group_->replica->send(readable(logits), 0);
   return {};
+}
+
+StepInput StepRunner::with_received_hidden(const StepInput& input) {
+  const int64_t rows = static_cast<int64_t>(input.tokens.size());
+  const int64_t n_embd = model_.config().n_embd;
+  std::vector<float> hidden(static_cast<size_t>(rows * n_embd));
+  group_->pipeline->recv(writable(hidden), group_->pipeline->rank() - 1);
+  StepInput with_hidden = input;
+  with_hidden.hidden = backend_.allocate_tensor(DType::kF32, {rows, n_embd});
+  backend_.upload(*with_hidden.hidden, hidden.data(), hidden.size() * sizeof(float));
+  return with_hidden;
 }
 
 // The tensor-parallel ranks' vocabulary slices, gathered on the stage's first rank as whole rows.

@@ -47,6 +47,8 @@ class StepRunner {
  private:
   bool leader() const { return !group_ || group_->replica->rank() == 0; }
   std::vector<float> run_here(BlockCopies copies, const StepInput& input);
+  // A later pipeline stage's input: the previous stage's hidden state added to `input`.
+  StepInput with_received_hidden(const StepInput& input);
   std::vector<float> whole_logits(std::vector<float> slice, size_t rows);
 
   const Model& model_;

@@ -12,6 +12,7 @@
 #include "core/comm/world.h"
 #include "core/engine/engine.h"
 #include "core/gguf/gguf_file.h"
+#include "core/llm/placement.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 #include "ops/reference.h"
@@ -115,30 +116,6 @@ TEST(AllReduceOp, CpuKernelMatchesTheDoubleReference) {
   }
 }
 
-// One replica over every rank: tp ranks per stage, world / tp stages, as place_process lays
-// them out.
-struct Layout {
-  std::shared_ptr<ReplicaGroup> group;
-  ModelShard shard;
-};
-
-Layout lay_out(int32_t tp, int32_t n_layer) {
-  static const std::shared_ptr<Communicator> shared_world(&world(), [](Communicator*) {});
-  const int32_t rank = world().rank(), pp = world().size() / tp;
-  const int32_t stage = rank / tp;
-  Layout layout;
-  layout.group = std::make_shared<ReplicaGroup>();
-  layout.group->replica = shared_world;
-  if (tp > 1) layout.group->tensor = world().split(stage, rank % tp);
-  if (pp > 1) layout.group->pipeline = world().split(rank % tp, stage);
-  layout.shard = {.tp_rank = rank % tp,
-                  .tp_size = tp,
-                  .tensor_group = layout.group->tensor.get(),
-                  .first_layer = stage * n_layer / pp,
-                  .end_layer = (stage + 1) * n_layer / pp};
-  return layout;
-}
-
 constexpr int32_t kBlocks = 64;
 constexpr int32_t kBlockSize = 16;
 
@@ -188,32 +165,31 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
  protected:
   int32_t tp() const { return GetParam(); }
 
-  // This rank's part of the model at `path`, on its own CPU backend.
+  // This rank's part of the model at `path`, on its own CPU backend, placed as `baton` places
+  // it: tp ranks per stage, world / tp stages.
   struct Shard {
-    explicit Shard(const std::filesystem::path& path, int32_t tp)
+    Shard(const std::filesystem::path& path, int32_t tp)
         : file(gguf::GgufFile::open(path)),
           backend(cpu()),
-          layout(lay_out(tp, static_cast<int32_t>(file.get_int(
-                                 file.get_string("general.architecture") + ".block_count")))),
-          model(load_model(file, *backend, layout.shard)) {}
+          placement(place_process(LLMOptions{.model = path.string(),
+                                             .tensor_parallel = tp,
+                                             .pipeline_parallel = world().size() / tp},
+                                  file)),
+          model(load_model(file, *backend, placement.shard)) {}
     gguf::GgufFile file;
     std::unique_ptr<Backend> backend;
-    Layout layout;
+    Placement placement;
     std::unique_ptr<Model> model;
   };
 
   void check_logits(const std::filesystem::path& path) {
     const Shard shard(path, tp());
-    const gguf::GgufFile& file = shard.file;
-    Backend& backend = *shard.backend;
-    const Model* model = shard.model.get();
-    const Layout& layout = shard.layout;
-    const PagedKvCache cache(kv_cache_shape(*model, engine_config()), backend);
-    StepRunner runner(*model, backend, cache, layout.group);
+    const PagedKvCache cache(kv_cache_shape(*shard.model, engine_config()), *shard.backend);
+    StepRunner runner(*shard.model, *shard.backend, cache, shard.placement.replica);
     if (!leader()) return runner.follow();
 
     std::unique_ptr<Backend> whole_backend = cpu();
-    const std::unique_ptr<Model> whole = load_model(file, *whole_backend);
+    const std::unique_ptr<Model> whole = load_model(shard.file, *whole_backend);
     const PagedKvCache whole_cache(kv_cache_shape(*whole, engine_config()), *whole_backend);
     std::vector<int32_t> tokens, rows;
     for (int32_t i = 0; i < 40; ++i) {
@@ -235,28 +211,25 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
 
   void check_engine(const std::filesystem::path& path) {
     const Shard shard(path, tp());
-    const gguf::GgufFile& file = shard.file;
-    Backend& backend = *shard.backend;
-    const Model* model = shard.model.get();
-    const Layout& layout = shard.layout;
     if (!leader()) {
-      const PagedKvCache cache(kv_cache_shape(*model, engine_config()), backend);
-      return StepRunner(*model, backend, cache, layout.group).follow();
+      const PagedKvCache cache(kv_cache_shape(*shard.model, engine_config()), *shard.backend);
+      return StepRunner(*shard.model, *shard.backend, cache, shard.placement.replica).follow();
     }
-    const std::unique_ptr<Tokenizer> tokenizer = Tokenizer::create(vocabulary_from_gguf(file));
+    const std::unique_ptr<Tokenizer> tokenizer =
+        Tokenizer::create(vocabulary_from_gguf(shard.file));
     std::unique_ptr<Backend> whole_backend = cpu();
-    const std::unique_ptr<Model> whole = load_model(file, *whole_backend);
+    const std::unique_ptr<Model> whole = load_model(shard.file, *whole_backend);
     Engine single(*whole, *whole_backend, *tokenizer, engine_config());
     const auto want = generate(single, *tokenizer);
     EngineConfig config = engine_config();
-    config.replica = layout.group;
-    Engine distributed(*model, backend, *tokenizer, config);
+    config.replica = shard.placement.replica;
+    Engine distributed(*shard.model, *shard.backend, *tokenizer, config);
     EXPECT_EQ(generate(distributed, *tokenizer), want);
   }
 };
 
-// tp ranks per stage, world / tp stages: 2 ranks run TP=2 and PP=2; 4 ranks TP=4 (the demo
-// model: stories260K has too few KV heads), TP=2 x PP=2 and PP=4.
+// tp ranks per stage, world / tp stages: 2 ranks run TP=2 and PP=2; 4 ranks TP=4, TP=2 x PP=2
+// and PP=4.
 TEST_P(ShardedModel, DemoModelLogitsEqualOneProcess) {
   check_logits(testing::demo_model());
 }

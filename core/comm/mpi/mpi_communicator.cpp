@@ -70,49 +70,41 @@ class MpiCommunicator final : public Communicator {
 
   void all_reduce_sum(std::span<float> data) override {
     MPI_Request request;
-    check(MPI_Iallreduce(MPI_IN_PLACE, data.data(), static_cast<int>(data.size()), MPI_FLOAT,
-                         MPI_SUM, comm_, &request),
-          "all-reduce");
-    wait(request, "all-reduce");
+    finish(
+        MPI_Iallreduce(MPI_IN_PLACE, data.data(), count(data), MPI_FLOAT, MPI_SUM, comm_, &request),
+        request, "all-reduce");
   }
   void all_gather(std::span<const std::byte> mine, std::span<std::byte> all) override {
     MPI_Request request;
-    check(MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(),
-                         static_cast<int>(mine.size()), MPI_BYTE, comm_, &request),
-          "all-gather");
-    wait(request, "all-gather");
+    finish(MPI_Iallgather(mine.data(), count(mine), MPI_BYTE, all.data(), count(mine), MPI_BYTE,
+                          comm_, &request),
+           request, "all-gather");
   }
   void gather(std::span<const std::byte> mine, std::span<std::byte> all, int32_t root) override {
     MPI_Request request;
-    check(MPI_Igather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE,
-                      rank_ == root ? all.data() : nullptr, static_cast<int>(mine.size()), MPI_BYTE,
-                      root, comm_, &request),
-          "gather");
-    wait(request, "gather");
+    finish(MPI_Igather(mine.data(), count(mine), MPI_BYTE, rank_ == root ? all.data() : nullptr,
+                       count(mine), MPI_BYTE, root, comm_, &request),
+           request, "gather");
   }
   void broadcast(std::span<std::byte> data, int32_t root) override {
     MPI_Request request;
-    check(MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, comm_, &request),
-          "broadcast");
-    wait(request, "broadcast");
+    finish(MPI_Ibcast(data.data(), count(data), MPI_BYTE, root, comm_, &request), request,
+           "broadcast");
   }
   void wait_broadcast(std::span<std::byte> data, int32_t root) override {
     MPI_Request request;
-    check(MPI_Ibcast(data.data(), static_cast<int>(data.size()), MPI_BYTE, root, comm_, &request),
-          "broadcast");
-    wait(request, "broadcast", /*bounded=*/false);
+    finish(MPI_Ibcast(data.data(), count(data), MPI_BYTE, root, comm_, &request), request,
+           "broadcast", kNoPeer, /*bounded=*/false);
   }
   void send(std::span<const std::byte> data, int32_t to) override {
     MPI_Request request;
-    check(MPI_Isend(data.data(), static_cast<int>(data.size()), MPI_BYTE, to, 0, comm_, &request),
-          "send");
-    wait(request, "send to rank " + std::to_string(world_rank(to)));
+    finish(MPI_Isend(data.data(), count(data), MPI_BYTE, to, 0, comm_, &request), request,
+           "send to", to);
   }
   void recv(std::span<std::byte> data, int32_t from) override {
     MPI_Request request;
-    check(MPI_Irecv(data.data(), static_cast<int>(data.size()), MPI_BYTE, from, 0, comm_, &request),
-          "receive");
-    wait(request, "receive from rank " + std::to_string(world_rank(from)));
+    finish(MPI_Irecv(data.data(), count(data), MPI_BYTE, from, 0, comm_, &request), request,
+           "receive from", from);
   }
   std::unique_ptr<Communicator> split(int32_t color, int32_t key) override {
     MPI_Comm part;
@@ -126,28 +118,48 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  void check(int code, const std::string& what) const {
+  static constexpr int32_t kNoPeer = -1;
+
+  template <typename T>
+  static int count(std::span<T> data) {
+    return static_cast<int>(data.size());
+  }
+
+  // "send to rank 3": the operation and, for a point-to-point one, its peer's world rank. Built
+  // only for an error message, so a step's operations allocate nothing.
+  std::string describe(const char* what, int32_t peer) const {
+    return peer == kNoPeer ? what : std::string(what) + " rank " + std::to_string(world_rank(peer));
+  }
+
+  void check(int code, const char* what, int32_t peer = kNoPeer) const {
     if (code == MPI_SUCCESS) return;
     g_faulted = true;
-    throw Error(ErrorCategory::kBackend, "distributed " + what + " failed on rank " +
-                                             std::to_string(world_rank(rank_)) + ": " +
-                                             mpi_error_string(code));
+    throw Error(ErrorCategory::kBackend,
+                "distributed " + describe(what, peer) + " failed on rank " +
+                    std::to_string(world_rank(rank_)) + ": " + mpi_error_string(code));
+  }
+
+  // Checks the code of the call that started `request`, then waits for it.
+  void finish(int started, MPI_Request& request, const char* what, int32_t peer = kNoPeer,
+              bool bounded = true) {
+    check(started, what, peer);
+    wait(request, what, peer, bounded);
   }
 
   // Polls instead of blocking so that a rank that died or hangs is reported after the timeout
   // instead of holding every other rank forever. The first polls spin, since most collectives
   // of a step complete within microseconds; later ones sleep so that a waiting rank leaves its
   // core to the ranks still computing.
-  void wait(MPI_Request& request, const std::string& what, bool bounded = true) {
+  void wait(MPI_Request& request, const char* what, int32_t peer, bool bounded) {
     const Clock::time_point deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(timeout_);
     for (int polls = 0;; ++polls) {
       int done = 0;
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what);
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), what, peer);
       if (done) return;
       if (polls > 2000) {
         std::this_thread::sleep_for(std::chrono::microseconds(50));
-        if (bounded && Clock::now() > deadline) timed_out(what);
+        if (bounded && Clock::now() > deadline) timed_out(describe(what, peer));
       }
     }
   }
