@@ -8,6 +8,7 @@
 #include <map>
 #include <random>
 
+#include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/comm/world.h"
 #include "core/engine/engine.h"
@@ -15,7 +16,9 @@
 #include "core/llm/placement.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
+#include "models/quantize_model.h"
 #include "ops/reference.h"
+#include "tests/temp_file.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -209,22 +212,26 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
     EXPECT_LE(worst, 1e-4 * scale) << "largest logit " << scale;
   }
 
-  void check_engine(const std::filesystem::path& path) {
+  // Returns the distributed engine's preemptions (0 on the other ranks).
+  int64_t check_engine(const std::filesystem::path& path,
+                       const EngineConfig& base = engine_config()) {
     const Shard shard(path, tp());
     if (!leader()) {
-      const PagedKvCache cache(kv_cache_shape(*shard.model, engine_config()), *shard.backend);
-      return StepRunner(*shard.model, *shard.backend, cache, shard.placement.replica).follow();
+      const PagedKvCache cache(kv_cache_shape(*shard.model, base), *shard.backend);
+      StepRunner(*shard.model, *shard.backend, cache, shard.placement.replica).follow();
+      return 0;
     }
     const std::unique_ptr<Tokenizer> tokenizer =
         Tokenizer::create(vocabulary_from_gguf(shard.file));
     std::unique_ptr<Backend> whole_backend = cpu();
     const std::unique_ptr<Model> whole = load_model(shard.file, *whole_backend);
-    Engine single(*whole, *whole_backend, *tokenizer, engine_config());
+    Engine single(*whole, *whole_backend, *tokenizer, base);
     const auto want = generate(single, *tokenizer);
-    EngineConfig config = engine_config();
+    EngineConfig config = base;
     config.replica = shard.placement.replica;
     Engine distributed(*shard.model, *shard.backend, *tokenizer, config);
     EXPECT_EQ(generate(distributed, *tokenizer), want);
+    return distributed.counters().preemptions;
   }
 };
 
@@ -236,6 +243,51 @@ TEST_P(ShardedModel, DemoModelLogitsEqualOneProcess) {
 
 TEST_P(ShardedModel, DemoModelEngineGeneratesWhatOneProcessDoes) {
   check_engine(testing::demo_model());
+}
+
+TEST_P(ShardedModel, DemoModelEngineUnderPreemptionGeneratesWhatOneProcessDoes) {
+  EngineConfig small = engine_config();
+  small.n_blocks = 10;  // a quarter of what the requests want at once
+  const int64_t preemptions = check_engine(testing::demo_model(), small);
+  if (leader()) EXPECT_GT(preemptions, 0) << "the pool should have forced a preemption";
+}
+
+// A quantized copy of the demo model, which each rank writes to a file of its own: quantizing
+// is deterministic, so the handshake sees one model.
+class QuantizedDemo {
+ public:
+  explicit QuantizedDemo(std::string_view preset)
+      : file_("demo_" + std::string(preset) + "_rank" + std::to_string(world().rank()) + ".gguf") {
+    quantize_model(testing::demo_model(), file_.path(), *find_quantize_preset(preset),
+                   {.threads = 1, .pure = true});
+  }
+  const std::filesystem::path& path() const { return file_.path(); }
+
+ private:
+  testing::TempFile file_;
+};
+
+// Column slices of Q8_0 rows are copied block by block; the activation blocks of x line up with
+// them, so only the order of float additions differs from one process.
+TEST_P(ShardedModel, Q8_0DemoModelLogitsEqualOneProcess) {
+  const QuantizedDemo q8("q8_0");
+  check_logits(q8.path());
+}
+
+TEST_P(ShardedModel, ASplitThroughAQuantizationBlockIsRefusedNamingTheTensor) {
+  if (tp() == 1) GTEST_SKIP() << "pipeline stages split no tensor";
+  // Q4_K blocks hold 256 values: attn_output's 256 columns cannot be cut in two.
+  const QuantizedDemo q4_k("q4_k");
+  try {
+    const Shard shard(q4_k.path(), tp());
+    ADD_FAILURE() << "loaded a Q4_K model split " << tp() << " ways";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kUnsupported);
+    EXPECT_NE(
+        std::string(e.what()).find("attn_output.weight' (q4_K, blocks of 256) cannot be split"),
+        std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_P(ShardedModel, Stories260KEngineGeneratesWhatOneProcessDoes) {
