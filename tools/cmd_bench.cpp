@@ -10,6 +10,7 @@
 
 #include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
+#include "core/llm/placement.h"
 #include "tools/commands.h"
 #include "tools/model_bench/benchmark.h"
 #include "tools/model_bench/offline_throughput.h"
@@ -109,6 +110,10 @@ nlohmann::json result_json(const Benchmark& bench, int32_t threads, const BenchR
                       {"stddev_ts", r.stddev_tps},
                       {"median_ts", r.median_tps},
                       {"peak_rss_bytes", peak_rss}};
+  if (r.communication_fraction > 0) {
+    j["communication_seconds_per_step"] = r.communication_seconds_per_step;
+    j["communication_fraction"] = r.communication_fraction;
+  }
   if (roofline) {
     j["roofline_fraction"] = roofline_fraction(r, c, *roofline);
     j["read_gbps"] = read_bandwidth_for(r, *roofline) / 1e9;
@@ -145,6 +150,11 @@ Roofline measure_roofline(const BenchFlags& f, const ReadBandwidthProbe& probe,
 
 // Requests through the engine at each concurrency cap; the first cap is the baseline.
 int run_serve_offline(const BenchFlags& f) {
+  if (f.options.parallel.tensor_parallel * f.options.parallel.pipeline_parallel > 1) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--serve-offline runs in one process; --tensor-parallel and "
+                "--pipeline-parallel are for the pp/tg tests");
+  }
   OfflineThroughputOptions o = f.offline;
   o.model = f.options.model;
   o.backend = f.options.backend;
@@ -258,6 +268,11 @@ void print_text(const BenchReport& report) {
         "tg roofline: each run against the read bandwidth measured just before it; "
         "the median of those fractions, and of those bandwidths\n");
   }
+  for (const BenchResult& r : report.results) {
+    if (r.communication_fraction == 0) continue;
+    std::printf("%s: rank 0 communicated %.2f ms per step, %.1f%% of the run\n", r.test.c_str(),
+                r.communication_seconds_per_step * 1e3, 100 * r.communication_fraction);
+  }
   std::printf("peak RSS: %.1f MiB\n", report.peak_rss / 1048576.0);
   if (!report.kernel.empty()) {
     std::printf("%s matmul: %s\n", std::string(to_string(report.bench.cost().weight_type)).c_str(),
@@ -270,8 +285,15 @@ int run_model_bench(const BenchFlags& f) {
   // Made before the model, so its buffer is resident through every figure of peak RSS and can
   // be taken off it.
   std::optional<ReadBandwidthProbe> probe;
+  BenchOptions options = f.options;
+  for (int32_t n : f.prompt) options.max_context = std::max(options.max_context, n);
+  for (int32_t n : f.generate) options.max_context = std::max(options.max_context, n + 1);
+  if (is_follower_rank(LLMOptions{.parallel = options.parallel})) {
+    Benchmark(options).follow();
+    return 0;
+  }
   if (f.roofline) probe.emplace(f.roofline_mib << 20, f.options.threads);
-  Benchmark bench(f.options);
+  Benchmark bench(options);
   std::vector<BenchResult> results = run_tests(bench, f, probe);
   const uint64_t probe_bytes = probe ? probe->bytes() : 0;
   const uint64_t peak_rss = std::max(peak_rss_bytes(), probe_bytes) - probe_bytes;
@@ -314,6 +336,7 @@ Action add_bench_command(CLI::App& app) {
   add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
   add_no_repack_flag(*cmd, f->options.repack_weights);
   cmd->add_flag("--json", f->json, "print a JSON array of results");
+  add_parallel_flags(*cmd, f->options.parallel);
   cmd->add_flag("--roofline", f->roofline,
                 "measure read bandwidth and matmul peak; show each result as a fraction of them");
   cmd->add_option("--roofline-mib", f->roofline_mib, "bandwidth buffer size in MiB")

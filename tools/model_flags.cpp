@@ -39,10 +39,10 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
   add_no_repack_flag(cmd, o.repack_weights);
-  add_parallel_flags(cmd, o);
+  add_parallel_flags(cmd, o.parallel);
 }
 
-void add_parallel_flags(CLI::App& cmd, LLMOptions& o) {
+void add_parallel_flags(CLI::App& cmd, ParallelOptions& o) {
   cmd.add_option("--tensor-parallel", o.tensor_parallel,
                  "ranks that split every layer (under mpirun; docs/distributed.md)")
       ->capture_default_str();

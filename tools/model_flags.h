@@ -23,7 +23,7 @@ void resolve_model(LLMOptions& options);
 // "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr.
 void print_kv_cache(const ModelSummary& summary);
 // --tensor-parallel, --pipeline-parallel, --pp-layers, --dist-timeout (in add_model_flags).
-void add_parallel_flags(CLI::App& cmd, LLMOptions& options);
+void add_parallel_flags(CLI::App& cmd, ParallelOptions& options);
 // On a rank of a distributed run other than the first: loads this rank's part of the model,
 // runs the leader's steps until the leader is done, and returns true (the command then exits
 // 0). False in a single process and on the first rank, which goes on with the command.

@@ -37,6 +37,9 @@ class Communicator {
   virtual void wait_broadcast(std::span<std::byte> data, int32_t root) = 0;
   // The ranks that pass the same `color`, numbered by `key` (MPI_Comm_split); collective.
   virtual std::unique_ptr<Communicator> split(int32_t color, int32_t key) = 0;
+  // Seconds this rank has spent in this communicator's operations since it was made: the
+  // transfers and the waits for slower ranks (the cost a step pays for communicating).
+  virtual double seconds_in_operations() const = 0;
   // Ends every process of the run: a rank that failed must not leave the others waiting.
   [[noreturn]] virtual void abort() = 0;
 };

@@ -55,9 +55,9 @@ std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFi
   return {
       {"model file", model_hash(file)},
       {"model shapes", hash_text(shapes)},
-      {"--tensor-parallel", static_cast<uint64_t>(o.tensor_parallel)},
-      {"--pipeline-parallel", static_cast<uint64_t>(o.pipeline_parallel)},
-      {"--pp-layers", hash_layers(o.pp_layers)},
+      {"--tensor-parallel", static_cast<uint64_t>(o.parallel.tensor_parallel)},
+      {"--pipeline-parallel", static_cast<uint64_t>(o.parallel.pipeline_parallel)},
+      {"--pp-layers", hash_layers(o.parallel.pp_layers)},
       {"--backend", hash_text(o.backend)},
       {"--ctx-size", static_cast<uint64_t>(o.context_size)},
       {"--kv-block-size", static_cast<uint64_t>(o.kv_block_size)},
@@ -67,7 +67,7 @@ std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFi
       {"--max-seqs", static_cast<uint64_t>(o.max_seqs)},
       {"prefix caching", o.prefix_caching ? 1u : 0u},
       {"weight repacking", o.repack_weights ? 1u : 0u},
-      {"--dist-timeout", number(o.dist_timeout_seconds)},
+      {"--dist-timeout", number(o.parallel.dist_timeout_seconds)},
   };
 }
 

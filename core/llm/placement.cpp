@@ -20,13 +20,13 @@ namespace {
 
 // Layers per stage: pp_layers as given, or n_layer / stages with the remainder on the first.
 std::vector<int32_t> stage_layers(const LLMOptions& options, int32_t n_layer) {
-  const int32_t stages = options.pipeline_parallel;
-  if (options.pp_layers.empty()) {
+  const int32_t stages = options.parallel.pipeline_parallel;
+  if (options.parallel.pp_layers.empty()) {
     std::vector<int32_t> layers(static_cast<size_t>(stages), n_layer / stages);
     for (int32_t s = 0; s < n_layer % stages; ++s) ++layers[static_cast<size_t>(s)];
     return layers;
   }
-  const std::vector<int32_t>& layers = options.pp_layers;
+  const std::vector<int32_t>& layers = options.parallel.pp_layers;
   const bool positive = std::all_of(layers.begin(), layers.end(), [](int32_t n) { return n > 0; });
   if (static_cast<int32_t>(layers.size()) != stages || !positive ||
       std::accumulate(layers.begin(), layers.end(), 0) != n_layer) {
@@ -39,9 +39,9 @@ std::vector<int32_t> stage_layers(const LLMOptions& options, int32_t n_layer) {
 }  // namespace
 
 Placement place_process(const LLMOptions& options, const gguf::GgufFile& file) {
-  const int32_t tp = options.tensor_parallel, pp = options.pipeline_parallel;
+  const int32_t tp = options.parallel.tensor_parallel, pp = options.parallel.pipeline_parallel;
   if (tp < 1 || pp < 1) bad("--tensor-parallel and --pipeline-parallel must be at least 1");
-  if (!(options.dist_timeout_seconds > 0)) bad("--dist-timeout must be positive");
+  if (!(options.parallel.dist_timeout_seconds > 0)) bad("--dist-timeout must be positive");
   const int32_t ranks = tp * pp, launched = launched_world_size();
   if (ranks == 1 && launched == 1) return {};
   if (launched != ranks) {
@@ -50,7 +50,7 @@ Placement place_process(const LLMOptions& options, const gguf::GgufFile& file) {
         std::to_string(launched) + (launched == 1 ? " was" : " were") +
         " started: launch with mpirun -np " + std::to_string(ranks) + " (or srun -n)");
   }
-  const std::shared_ptr<Communicator> world = open_world(options.dist_timeout_seconds);
+  const std::shared_ptr<Communicator> world = open_world(options.parallel.dist_timeout_seconds);
   handshake(*world, start_up_fingerprint(options, file));
   const int32_t rank = world->rank(), stage = rank / tp, tp_rank = rank % tp;
   auto group = std::make_shared<ReplicaGroup>();
@@ -70,7 +70,7 @@ Placement place_process(const LLMOptions& options, const gguf::GgufFile& file) {
 
 bool is_follower_rank(const LLMOptions& options) {
   if (launched_world_size() == 1) return false;
-  return open_world(options.dist_timeout_seconds)->rank() != 0;
+  return open_world(options.parallel.dist_timeout_seconds)->rank() != 0;
 }
 
 void follow_leader(const LLMOptions& options) {

@@ -15,6 +15,18 @@
 
 namespace baton {
 
+// Distributed inference (docs/distributed.md): the process is one of tensor_parallel ×
+// pipeline_parallel ranks that mpirun or srun started. Every layer is split over tensor_parallel
+// ranks; pipeline_parallel stages run contiguous layer ranges, pp_layers long each (empty: as
+// even as possible). A collective that makes no progress for dist_timeout_seconds ends the run
+// with an error naming the silent rank.
+struct ParallelOptions {
+  int32_t tensor_parallel = 1;
+  int32_t pipeline_parallel = 1;
+  std::vector<int32_t> pp_layers;
+  double dist_timeout_seconds = 120;
+};
+
 struct LLMOptions {
   std::string model;         // path to a GGUF file
   std::string backend;       // "" = $BATON_BACKEND or "cpu"
@@ -32,15 +44,7 @@ struct LLMOptions {
   // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
   // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.
   bool repack_weights = true;
-  // Distributed inference (docs/distributed.md): the process is one of tensor_parallel ×
-  // pipeline_parallel ranks that mpirun or srun started. Every layer is split over
-  // tensor_parallel ranks; pipeline_parallel stages run contiguous layer ranges, pp_layers long
-  // each (empty: as even as possible). A collective that makes no progress for
-  // dist_timeout_seconds ends the run with an error naming the silent rank.
-  int32_t tensor_parallel = 1;
-  int32_t pipeline_parallel = 1;
-  std::vector<int32_t> pp_layers;
-  double dist_timeout_seconds = 120;
+  ParallelOptions parallel;  // the run this process is a rank of, if any
 };
 
 // One prompt with its own parameters, for batches whose requests differ.

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -40,8 +41,9 @@ std::string mpirun() {
   return std::string(BATON_MPIRUN) + " " + BATON_MPIRUN_FLAGS;
 }
 
-testing::CommandResult run_shell(const std::string& command) {
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+// Stdout and stderr together, or stdout alone when `with_stderr` is false.
+testing::CommandResult run_shell(const std::string& command, bool with_stderr = true) {
+  FILE* pipe = popen((command + (with_stderr ? " 2>&1" : " 2>/dev/null")).c_str(), "r");
   std::string out;
   char buf[4096];
   size_t n;
@@ -65,7 +67,7 @@ TEST(DistributedCli, TensorAndPipelineParallelRunPrintsWhatOneProcessPrints) {
                                                 {2, "--pipeline-parallel 2"},
                                                 {4, "--tensor-parallel 2 --pipeline-parallel 2"}}) {
     const testing::CommandResult r =
-        run_shell(distributed(ranks, args + " " + flags + " 2>/dev/null"));
+        run_shell(distributed(ranks, args + " " + flags), /*with_stderr=*/false);
     EXPECT_EQ(r.exit_code, 0) << flags << ": " << r.out;
     EXPECT_EQ(r.out, single) << flags;
   }
@@ -76,8 +78,24 @@ TEST(DistributedCli, Stories260KTensorParallelRunPrintsWhatOneProcessPrints) {
   BATON_REQUIRE_SHARED_FILE(model);
   const std::string args = "run -p 'Once upon a time' -n 60 --temp 0 -q -t 1 -m " + quoted(model);
   const testing::CommandResult r =
-      run_shell(distributed(2, args + " --tensor-parallel 2 2>/dev/null"));
+      run_shell(distributed(2, args + " --tensor-parallel 2"), /*with_stderr=*/false);
   EXPECT_NE(r.out.find("there was a little girl named Lily"), std::string::npos) << r.out;
+}
+
+TEST(DistributedCli, BenchTensorParallelReportsItsCommunication) {
+  const testing::CommandResult r =
+      run_shell(distributed(2, "bench -t 1 -p 32 -n 8 -r 1 --json --tensor-parallel 2 -m " +
+                                   quoted(testing::demo_model())),
+                /*with_stderr=*/false);
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json results = nlohmann::json::parse(r.out);
+  ASSERT_EQ(results.size(), 2u) << r.out;
+  for (const nlohmann::json& result : results) {
+    EXPECT_GT(result.at("avg_ts").get<double>(), 0) << result;
+    EXPECT_GT(result.at("communication_seconds_per_step").get<double>(), 0) << result;
+    const double fraction = result.at("communication_fraction").get<double>();
+    EXPECT_TRUE(fraction > 0 && fraction < 1) << result;
+  }
 }
 
 TEST(DistributedCli, ARunThatNeedsMoreProcessesSaysHowToLaunchIt) {

@@ -174,10 +174,11 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
     Shard(const std::filesystem::path& path, int32_t tp)
         : file(gguf::GgufFile::open(path)),
           backend(cpu()),
-          placement(place_process(LLMOptions{.model = path.string(),
-                                             .tensor_parallel = tp,
-                                             .pipeline_parallel = world().size() / tp},
-                                  file)),
+          placement(place_process(
+              LLMOptions{
+                  .model = path.string(),
+                  .parallel = {.tensor_parallel = tp, .pipeline_parallel = world().size() / tp}},
+              file)),
           model(load_model(file, *backend, placement.shard)) {}
     gguf::GgufFile file;
     std::unique_ptr<Backend> backend;
@@ -247,9 +248,11 @@ TEST_P(ShardedModel, DemoModelEngineGeneratesWhatOneProcessDoes) {
 
 TEST_P(ShardedModel, DemoModelEngineUnderPreemptionGeneratesWhatOneProcessDoes) {
   EngineConfig small = engine_config();
-  small.n_blocks = 10;  // a quarter of what the requests want at once
+  small.n_blocks = 10;  // fewer than the requests hold at once
   const int64_t preemptions = check_engine(testing::demo_model(), small);
-  if (leader()) EXPECT_GT(preemptions, 0) << "the pool should have forced a preemption";
+  if (leader()) {
+    EXPECT_GT(preemptions, 0) << "the pool should have forced a preemption";
+  }
 }
 
 // A quantized copy of the demo model, which each rank writes to a file of its own: quantizing

@@ -12,9 +12,11 @@
 
 #include "baton/error.h"
 #include "core/backend_registry.h"
+#include "core/engine/engine.h"
 #include "core/engine/step_runner.h"
 #include "core/gguf/gguf_file.h"
 #include "core/kv_cache/paged_kv_cache.h"
+#include "core/llm/placement.h"
 #include "models/model.h"
 
 namespace baton {
@@ -43,6 +45,29 @@ void summarize(BenchResult& r) {
   r.stddev_tps = s.size() > 1 ? std::sqrt(squares / (n - 1)) : 0.0;
   r.median_tps = median(s);
 }
+
+LLMOptions placement_options(const BenchOptions& o) {
+  return LLMOptions{.model = o.model,
+                    .backend = o.backend,
+                    .threads = o.threads,
+                    .kv_cache_dtype = o.kv_cache_dtype,
+                    .repack_weights = o.repack_weights,
+                    .parallel = o.parallel};
+}
+
+EngineConfig cache_config(const BenchOptions& o) {
+  EngineConfig config;
+  config.block_size = kKvBlockSize;
+  config.n_blocks = (o.max_context + kKvBlockSize - 1) / kKvBlockSize;
+  config.kv_dtype = parse_kv_cache_dtype(o.kv_cache_dtype);
+  return config;
+}
+
+// One timed run: its tokens per second and the leader's seconds in communication.
+struct Timed {
+  double tps;
+  double communication_seconds;
+};
 
 }  // namespace
 
@@ -89,9 +114,14 @@ struct Benchmark::Impl {
   gguf::GgufFile file;
   ModelCost cost;
   std::unique_ptr<Backend> backend;
+  Placement placement;
   std::unique_ptr<Model> model;
   std::mt19937_64 rng;
-  DType kv_dtype;
+  int32_t max_context;
+  // One cache and runner for every test: on a distributed model the followers run the leader's
+  // steps until it destroys its runner.
+  PagedKvCache cache;
+  StepRunner runner;
 
   explicit Impl(const BenchOptions& o)
       : file(gguf::GgufFile::open(o.model)),
@@ -99,9 +129,23 @@ struct Benchmark::Impl {
         backend(BackendRegistry::global().create(
             o.backend.empty() ? default_backend_name() : o.backend,
             BackendOptions{.threads = o.threads, .prepack_weights = o.repack_weights})),
-        model(load_model(file, *backend)),
+        placement(place_process(placement_options(o), file)),
+        model(load_model(file, *backend, placement.shard)),
         rng(o.seed),
-        kv_dtype(parse_kv_cache_dtype(o.kv_cache_dtype)) {}
+        max_context(o.max_context),
+        cache(kv_cache_shape(*model, cache_config(o)), *backend),
+        runner(*model, *backend, cache, placement.replica) {}
+
+  // The leader's seconds in communication so far, over every group it belongs to.
+  double communication_seconds() const {
+    const ReplicaGroup* group = placement.replica.get();
+    if (!group) return 0;
+    double seconds = group->replica->seconds_in_operations();
+    for (const auto& part : {group->tensor, group->pipeline}) {
+      if (part) seconds += part->seconds_in_operations();
+    }
+    return seconds;
+  }
 
   std::vector<int32_t> random_tokens(int32_t n) {
     std::uniform_int_distribution<int32_t> pick(0, model->config().n_vocab - 1);
@@ -110,33 +154,41 @@ struct Benchmark::Impl {
     return tokens;
   }
 
-  // One timed run on a fresh sequence; returns tokens per second.
-  double run_once(const PagedKvCache& cache, BenchKind kind, int32_t n_tokens) {
-    SoloSequence sequence(*model, *backend, cache);
-    double seconds = 0;
+  // One timed run on a fresh sequence.
+  Timed run_once(BenchKind kind, int32_t n_tokens) {
+    const int32_t context = kind == BenchKind::kPrompt ? n_tokens : n_tokens + 1;
+    if (context > max_context) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "a test of " + std::to_string(context) + " tokens exceeds the " +
+                      std::to_string(max_context) + " the benchmark was sized for");
+    }
+    SoloSequence sequence(runner, context);
     if (kind == BenchKind::kPrompt) {
       const std::vector<int32_t> tokens = random_tokens(n_tokens);
-      const Clock::time_point start = Clock::now();
-      for (int32_t first = 0; first < n_tokens; first += kPrefillChunk) {
-        const auto count = std::min(kPrefillChunk, n_tokens - first);
-        sequence.step(std::span<const int32_t>(tokens).subspan(first, count), {count - 1});
-      }
-      seconds = seconds_since(start);
-    } else {
-      seconds = decode(sequence, n_tokens);
+      return timed(n_tokens, [&] {
+        for (int32_t first = 0; first < n_tokens; first += kPrefillChunk) {
+          const auto count = std::min(kPrefillChunk, n_tokens - first);
+          sequence.step(std::span<const int32_t>(tokens).subspan(first, count), {count - 1});
+        }
+      });
     }
-    return n_tokens / seconds;
+    // Greedy decode steps from a 1-token context, timing the steps only.
+    std::vector<float> logits = sequence.step(random_tokens(1), {0});
+    return timed(n_tokens, [&] {
+      for (int32_t i = 0; i < n_tokens; ++i) {
+        const int32_t next = argmax(logits);
+        logits = sequence.step(std::span(&next, 1), {0});
+      }
+    });
   }
 
-  // Greedy decode steps from a 1-token context; returns the seconds the steps took.
-  double decode(SoloSequence& sequence, int32_t n_tokens) {
-    std::vector<float> logits = sequence.step(random_tokens(1), {0});
+  template <typename Steps>
+  Timed timed(int32_t n_tokens, Steps steps) {
+    const double communication = communication_seconds();
     const Clock::time_point start = Clock::now();
-    for (int32_t i = 0; i < n_tokens; ++i) {
-      const int32_t next = argmax(logits);
-      logits = sequence.step(std::span(&next, 1), {0});
-    }
-    return seconds_since(start);
+    steps();
+    const double seconds = seconds_since(start);
+    return {n_tokens / seconds, communication_seconds() - communication};
   }
 };
 
@@ -151,6 +203,15 @@ std::string Benchmark::backend_name() const {
   return std::string(impl_->backend->name());
 }
 
+bool Benchmark::follower() const {
+  const ReplicaGroup* group = impl_->placement.replica.get();
+  return group && group->replica->rank() != 0;
+}
+
+void Benchmark::follow() {
+  impl_->runner.follow();
+}
+
 BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions,
                            const std::function<void()>& before_each) {
   if (n_tokens <= 0 || repetitions <= 0) {
@@ -158,23 +219,22 @@ BenchResult Benchmark::run(BenchKind kind, int32_t n_tokens, int32_t repetitions
                 "a benchmark needs positive token and repetition counts, got " +
                     std::to_string(n_tokens) + " tokens x " + std::to_string(repetitions));
   }
-  const ModelConfig& c = impl_->model->config();
-  const int32_t context = kind == BenchKind::kPrompt ? n_tokens : n_tokens + 1;
-  const KvCacheShape shape{.n_layers = c.n_layer,
-                           .n_kv_heads = c.n_head_kv,
-                           .head_dim = c.head_dim,
-                           .block_size = kKvBlockSize,
-                           .n_blocks = (context + kKvBlockSize - 1) / kKvBlockSize,
-                           .dtype = impl_->kv_dtype};
-  PagedKvCache cache(shape, *impl_->backend);
   BenchResult result{.kind = kind,
                      .n_tokens = n_tokens,
                      .test = (kind == BenchKind::kPrompt ? "pp" : "tg") + std::to_string(n_tokens)};
-  impl_->run_once(cache, kind, kind == BenchKind::kPrompt ? n_tokens : 1);
+  impl_->run_once(kind, kind == BenchKind::kPrompt ? n_tokens : 1);
+  double seconds = 0, communication = 0;
   for (int32_t i = 0; i < repetitions; ++i) {
     if (before_each) before_each();
-    result.samples_tps.push_back(impl_->run_once(cache, kind, n_tokens));
+    const Timed run = impl_->run_once(kind, n_tokens);
+    result.samples_tps.push_back(run.tps);
+    seconds += n_tokens / run.tps;
+    communication += run.communication_seconds;
   }
+  const int32_t steps_per_run =
+      kind == BenchKind::kPrompt ? (n_tokens + kPrefillChunk - 1) / kPrefillChunk : n_tokens;
+  result.communication_seconds_per_step = communication / (repetitions * steps_per_run);
+  result.communication_fraction = communication / seconds;
   summarize(result);
   return result;
 }

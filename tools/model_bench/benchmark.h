@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/llm.h"
 #include "core/dtype.h"
 #include "core/gguf/gguf_file.h"
 
@@ -20,6 +21,10 @@ struct BenchOptions {
   uint64_t seed = 0;                   // random token ids
   std::string kv_cache_dtype = "f32";  // as LLMOptions::kv_cache_dtype
   bool repack_weights = true;          // BackendOptions::prepack_weights
+  // The most tokens a test holds (a prompt, or generated tokens plus one): the one KV cache
+  // every test reuses is sized for it.
+  int32_t max_context = 512;
+  ParallelOptions parallel;  // under mpirun: this rank's part of a split model
 };
 
 // What a model costs per token, from its tensor table.
@@ -47,6 +52,11 @@ struct BenchResult {
   // Read bandwidth measured right before each repetition, where the caller measured it
   // (bench --roofline, tg tests): one per sample, in bytes/s.
   std::vector<double> read_bytes_per_second;
+  // A distributed model: the leader's seconds in communication (the all-reduces, gathers,
+  // transfers and the waits for other ranks) per model step, and their share of the timed
+  // runs; 0 in a single process.
+  double communication_seconds_per_step = 0;
+  double communication_fraction = 0;
 };
 
 // A loaded model, ready to be timed step by step on the backend, without the engine's scheduler
@@ -62,6 +72,10 @@ class Benchmark {
 
   const ModelCost& cost() const;
   std::string backend_name() const;
+  // Whether this process is a rank of a distributed run other than its leader: it calls
+  // follow() instead of run(), until the leader's Benchmark is destroyed.
+  bool follower() const;
+  void follow();
   BenchResult run(BenchKind kind, int32_t n_tokens, int32_t repetitions,
                   const std::function<void()>& before_each = {});
 

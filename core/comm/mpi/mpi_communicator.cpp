@@ -111,6 +111,7 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Comm_split(comm_, color, key, &part), "communicator split");
     return std::make_unique<MpiCommunicator>(part, timeout_.count());
   }
+  double seconds_in_operations() const override { return seconds_in_operations_; }
   [[noreturn]] void abort() override {
     g_faulted = true;
     MPI_Abort(MPI_COMM_WORLD, 1);
@@ -142,8 +143,10 @@ class MpiCommunicator final : public Communicator {
   // Checks the code of the call that started `request`, then waits for it.
   void finish(int started, MPI_Request& request, const char* what, int32_t peer = kNoPeer,
               bool bounded = true) {
+    const Clock::time_point start = Clock::now();
     check(started, what, peer);
     wait(request, what, peer, bounded);
+    seconds_in_operations_ += std::chrono::duration<double>(Clock::now() - start).count();
   }
 
   // Polls instead of blocking so that a rank that died or hangs is reported after the timeout
@@ -219,6 +222,7 @@ class MpiCommunicator final : public Communicator {
   MPI_Comm comm_;
   std::chrono::duration<double> timeout_;
   int rank_ = 0, size_ = 1;
+  double seconds_in_operations_ = 0;
 };
 
 }  // namespace
