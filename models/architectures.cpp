@@ -20,7 +20,7 @@ std::unique_ptr<Model> whole_only(const gguf::GgufFile& file, Backend& backend,
   if (!shard.whole()) {
     throw Error(ErrorCategory::kUnsupported, file.path().filename().string() +
                                                  ": tensor and pipeline parallelism support " +
-                                                 "llama and qwen2 models so far, not " +
+                                                 "llama, qwen2 and phi3 models so far, not " +
                                                  file.get_string("general.architecture"));
   }
   return load(file, backend);
@@ -33,7 +33,7 @@ const std::map<std::string, Loader>& loaders() {
       {"gemma2", whole_only<load_gemma2>},
       {"llama", [](const gguf::GgufFile& f, Backend& b,
                    const ModelShard& s) { return load_llama(f, b, s, LlamaVariant{}); }},
-      {"phi3", whole_only<load_phi3>},
+      {"phi3", load_phi3},
       {"qwen2",
        [](const gguf::GgufFile& f, Backend& b, const ModelShard& s) {
          return load_llama(f, b, s, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});

@@ -60,7 +60,11 @@ Tensor WeightLoader::get(const std::string& name, const Shape& expected,
 }
 
 Tensor WeightLoader::get_rows(const std::string& name, const Shape& expected, int64_t first,
-                              int64_t count) const {
+                              int64_t count, const std::optional<WeightSlice>& rows) const {
+  if (rows) {
+    first += rows->first;
+    count = rows->count;
+  }
   return backend_.import_tensor(checked(file_, name, expected).slice_rows(first, count));
 }
 

@@ -37,9 +37,10 @@ class WeightLoader {
   Tensor get_f32(const std::string& name, const Shape& expected,
                  const std::optional<WeightSlice>& slice = std::nullopt) const;
   // Rows [first, first + count) of a tensor of shape `expected` that fuses several weights
-  // (phi3's attn_qkv), as a weight of its own.
-  Tensor get_rows(const std::string& name, const Shape& expected, int64_t first,
-                  int64_t count) const;
+  // (phi3's attn_qkv), as a weight of its own; only `rows` of those when given (a row slice,
+  // counted from `first`).
+  Tensor get_rows(const std::string& name, const Shape& expected, int64_t first, int64_t count,
+                  const std::optional<WeightSlice>& rows = std::nullopt) const;
   // The values of a small f32 vector the file may hold ([n]; rope frequency factors), read on the
   // host because they become op parameters; nullopt when absent, Error(kInvalidModel) when it
   // is not f32 [n].

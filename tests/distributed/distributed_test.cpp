@@ -17,6 +17,7 @@
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 #include "models/quantize_model.h"
+#include "models/synthetic_model.h"
 #include "ops/reference.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
@@ -275,6 +276,47 @@ class QuantizedDemo {
 TEST_P(ShardedModel, Q8_0DemoModelLogitsEqualOneProcess) {
   const QuantizedDemo q8("q8_0");
   check_logits(q8.path());
+}
+
+// Phi-3's fused attn_qkv and gate+up: each part is cut as its own weight would be. A small
+// random model with LongRoPE factors, which each rank writes to its own file from one seed.
+TEST_P(ShardedModel, Phi3LogitsEqualOneProcess) {
+  const testing::TempFile file("phi3_rank" + std::to_string(world().rank()) + ".gguf");
+  write_synthetic_model({.shape = {.architecture = "phi3",
+                                   .n_embd = 128,
+                                   .n_layer = 4,
+                                   .n_head = 8,
+                                   .n_head_kv = 4,
+                                   .n_ff = 256,
+                                   .n_vocab = 300,
+                                   .long_rope_original_context = 64},
+                         .weight_type = DType::kF32,
+                         .seed = 3},
+                        file.path());
+  check_logits(file.path());
+}
+
+TEST_P(ShardedModel, Gemma2IsRefusedWithTheFamiliesThatSplit) {
+  const testing::TempFile file("gemma2_rank" + std::to_string(world().rank()) + ".gguf");
+  write_synthetic_model({.shape = {.architecture = "gemma2",
+                                   .n_embd = 64,
+                                   .n_layer = 2,
+                                   .n_head = 4,
+                                   .n_head_kv = 2,
+                                   .n_ff = 128,
+                                   .n_vocab = 300,
+                                   .tied_embeddings = true},
+                         .weight_type = DType::kF32},
+                        file.path());
+  try {
+    const Shard shard(file.path(), tp());
+    ADD_FAILURE() << "loaded gemma2 as a shard";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("llama, qwen2 and phi3 models so far, not gemma2"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_P(ShardedModel, ASplitThroughAQuantizationBlockIsRefusedNamingTheTensor) {
