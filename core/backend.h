@@ -58,6 +58,12 @@ class Backend {
   // into device memory; host backends return it unchanged so weights are never held twice.
   virtual Tensor import_tensor(const Tensor& host);
 
+  // Prepares collectives over `group`, a tensor-parallel group whose all_reduce nodes this
+  // backend will run, before any step; every rank of the group calls it at the same point. A
+  // backend with a device collective library (NCCL) sets up its communicator here. The default
+  // does nothing: all_reduce nodes then go through `group` itself, from host memory.
+  virtual void join_group(Communicator& group) {}
+
   // Copies between host memory and a tensor of this backend (plain memcpy on host backends).
   virtual void upload(const Tensor& device_tensor, const void* host, size_t bytes) = 0;
   virtual void download(void* host, const Tensor& device_tensor, size_t bytes) = 0;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/cuda/cublas_gemm.h"
+#include "backends/cuda/nccl_collectives.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/gpu_probe.h"
 #include "core/backend_plugin_abi.h"
@@ -40,7 +41,8 @@ std::unique_ptr<Backend> create(const BackendOptions&) {
                    "." + std::to_string(props.minor) + ", " +
                    std::to_string(props.multiProcessorCount) + " SMs";
           },
-      .make_gemm = &make_cublas_gemm});
+      .make_gemm = &make_cublas_gemm,
+      .make_collectives = &make_nccl_collectives});
 }
 
 }  // namespace

@@ -27,11 +27,40 @@ struct Stream {
   gpuStream_t handle = nullptr;
 };
 
-gpuDeviceProp_t open_device_zero() {
-  GPU_CHECK(gpuSetDevice(0));
+// This process's index among the ranks a launcher started on this host; 0 without a launcher.
+int local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
+  }
+  return 0;
+}
+
+// Device 0 in a single process; one device per rank on a host with several, as NCCL requires
+// (it refuses two ranks of one communicator on one GPU).
+int open_device() {
+  int count = 0;
+  GPU_CHECK(gpuGetDeviceCount(&count));
+  const int device = count > 0 ? local_rank() % count : 0;
+  GPU_CHECK(gpuSetDevice(device));
+  return device;
+}
+
+gpuDeviceProp_t properties(int device) {
   gpuDeviceProp_t props{};
-  GPU_CHECK(gpuGetDeviceProperties(&props, 0));
+  GPU_CHECK(gpuGetDeviceProperties(&props, device));
   return props;
+}
+
+// The spec's device collectives, unless BATON_GPU_COLLECTIVES=host asks for host staging.
+std::unique_ptr<DeviceCollectives> make_collectives(const GpuBackendSpec& spec) {
+  const char* env = std::getenv("BATON_GPU_COLLECTIVES");
+  if (env != nullptr && *env != '\0') {
+    if (std::string_view(env) == "host") return nullptr;
+    throw Error(ErrorCategory::kInvalidArgument, std::string("BATON_GPU_COLLECTIVES='") + env +
+                                                     "' is not 'host' (unset it for the " +
+                                                     spec.name + " backend's own collectives)");
+  }
+  return spec.make_collectives ? spec.make_collectives() : nullptr;
 }
 
 // The GEMM BATON_GPU_GEMM asks for: the spec's when unset, the tiled kernel for "tiled".
@@ -52,6 +81,7 @@ class GpuBackend final : public Backend {
         description_(spec.describe(props_)),
         allocator_(DeviceAllocator::create(name_)),
         gemm_(make_gemm(spec, stream_.handle, allocator_)),
+        collectives_(make_collectives(spec)),
         error_slot_(allocator_->allocate(kErrorSlotBytes)) {
     GPU_CHECK(gpuMemsetAsync(error_slot_->data(), 0, kErrorSlotBytes, stream_.handle));
   }
@@ -65,7 +95,7 @@ class GpuBackend final : public Backend {
   std::string_view name() const override { return name_; }
 
   std::vector<DeviceInfo> devices() const override {
-    return {DeviceInfo{name_ + ":0", description_, props_.totalGlobalMem}};
+    return {DeviceInfo{name_ + ":" + std::to_string(device_), description_, props_.totalGlobalMem}};
   }
 
   // Zero-filled, as host backends' memory is: a KV cache starts as zeros on every backend.
@@ -89,12 +119,16 @@ class GpuBackend final : public Backend {
     try {
       const StepMetadata meta(nodes, *allocator_, staging_, stream_.handle);
       const Context ctx{stream_.handle, *gemm_, *allocator_,
-                        reinterpret_cast<int32_t*>(error_slot_->data())};
+                        reinterpret_cast<int32_t*>(error_slot_->data()), collectives_.get()};
       run_nodes(ctx, nodes, meta);
       check_index_errors(nodes);
     } catch (const Error& e) {
       throw Error(e.category(), name_ + " backend, " + e.what());
     }
+  }
+
+  void join_group(Communicator& group) override {
+    if (collectives_) collectives_->join(group);
   }
 
   Tensor import_tensor(const Tensor& host) override {
@@ -156,12 +190,14 @@ class GpuBackend final : public Backend {
   }
 
   // Declaration order is construction order: the device is chosen before anything uses it.
-  const gpuDeviceProp_t props_ = open_device_zero();
+  const int device_ = open_device();
+  const gpuDeviceProp_t props_ = properties(device_);
   Stream stream_;
   const std::string name_;
   const std::string description_;
   std::shared_ptr<DeviceAllocator> allocator_;
   std::unique_ptr<Gemm> gemm_;
+  std::unique_ptr<DeviceCollectives> collectives_;
   std::shared_ptr<Buffer> error_slot_;
   PinnedStaging staging_;
 };

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "backends/gpu/device_allocator.h"
+#include "backends/gpu/device_collectives.h"
 #include "backends/gpu/gemm.h"
 #include "backends/gpu/gpu_runtime.h"
 #include "core/backend.h"
@@ -24,12 +25,17 @@ struct GpuBackendSpec {
   std::function<std::unique_ptr<Gemm>(gpuStream_t stream,
                                       std::shared_ptr<DeviceAllocator> allocator)>
       make_gemm;
+  // The vendor's device collectives; empty where there are none (all-reduces are then staged
+  // through the host).
+  std::function<std::unique_ptr<DeviceCollectives>()> make_collectives;
 };
 
-// A backend on device 0 of the runtime (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES pick which
-// GPU that is). BATON_GPU_GEMM=tiled replaces the spec's GEMM by the tiled kernel. Throws
-// Error(kBackend) when the device cannot be set up, Error(kInvalidArgument) for another
-// BATON_GPU_GEMM value.
+// A backend on one device of the runtime (CUDA_VISIBLE_DEVICES / HIP_VISIBLE_DEVICES pick which
+// GPUs it sees): device 0 in a single process; under mpirun or srun, the rank's local index
+// modulo the device count, so the ranks on one host use one GPU each. BATON_GPU_GEMM=tiled
+// replaces the spec's GEMM by the tiled kernel; BATON_GPU_COLLECTIVES=host stages all-reduces
+// through the host even where the spec has device collectives. Throws Error(kBackend) when the
+// device cannot be set up, Error(kInvalidArgument) for another value of either variable.
 std::unique_ptr<Backend> make_gpu_backend(const GpuBackendSpec& spec);
 
 }  // namespace baton::gpu

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/gpu/device_allocator.h"
+#include "backends/gpu/device_collectives.h"
 #include "backends/gpu/gemm.h"
 #include "backends/gpu/gpu_runtime.h"
 #include "backends/gpu/step_metadata.h"
@@ -20,7 +21,8 @@ struct Context {
   gpuStream_t stream;
   Gemm& gemm;
   DeviceAllocator& allocator;
-  int32_t* error_slot;  // device int32[3], see IndexError
+  int32_t* error_slot;             // device int32[3], see IndexError
+  DeviceCollectives* collectives;  // null: all-reduces are staged through the host
 };
 
 // Whether run_nodes can run `node`: its op, its inputs' dtypes and ranks, and every tensor in

@@ -56,16 +56,21 @@ void kv_write(const Context& ctx, const Node& node, const NodeMetadata& meta) {
            node.inputs[3].materialize(), k.dim(0), k.dim(1) * k.dim(2), meta.paged, ctx.stream);
 }
 
-// Staged through the host: the stream drains, the group sums on the host over MPI, the result
-// goes back. Every GPU backend takes this path for now (RCCL is not packaged here; the CUDA
-// plugin has no NCCL communicator yet), which a device-side collective would avoid.
+// On the device through the vendor's collectives where the backend joined the group (NCCL);
+// otherwise staged through the host: the stream drains, the group sums on the host over MPI,
+// the result goes back (ROCm, as RCCL is not packaged here, and the simulator).
 void all_reduce(const Context& ctx, const Node& node) {
   const size_t n = static_cast<size_t>(node.output.numel());
+  Communicator& group = *std::get<CollectiveParams>(node.params).group;
+  if (ctx.collectives &&
+      ctx.collectives->all_reduce(f32(node.inputs[0]), f32(node.output), n, group, ctx.stream)) {
+    return;
+  }
   std::vector<float> host(n);
   GPU_CHECK(gpuMemcpyAsync(host.data(), f32(node.inputs[0]), n * sizeof(float),
                            gpuMemcpyDeviceToHost, ctx.stream));
   GPU_CHECK(gpuStreamSynchronize(ctx.stream));
-  std::get<CollectiveParams>(node.params).group->all_reduce_sum(host);
+  group.all_reduce_sum(host);
   GPU_CHECK(gpuMemcpyAsync(f32(node.output), host.data(), n * sizeof(float), gpuMemcpyHostToDevice,
                            ctx.stream));
   GPU_CHECK(gpuStreamSynchronize(ctx.stream));

@@ -35,6 +35,7 @@ StepRunner::StepRunner(const Model& model, Backend& backend, const PagedKvCache&
                        std::shared_ptr<const ReplicaGroup> group)
     : model_(model), backend_(backend), cache_(cache), group_(std::move(group)) {
   if (group_ && group_->replica->size() == 1) group_ = nullptr;
+  if (group_ && group_->tensor) backend_.join_group(*group_->tensor);
 }
 
 StepRunner::~StepRunner() {

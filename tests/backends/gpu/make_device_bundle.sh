@@ -19,6 +19,9 @@ mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/shared/models"
 cp "$build/bin/baton" "$build/bin/gpu_backend_test" "$bundle/bin/"
 cp -L "$build/lib/libbaton.so.0" "$bundle/lib/"
 cp "$build/lib/libbaton-backend-cuda.so" "$bundle/lib/"
+# The MPI plugin for run_on_device.sh's tensor-parallel check, which runs only where the machine
+# has OpenMPI (and so mpirun and libmpi) of its own.
+if [ -f "$build/lib/libbaton-comm-mpi.so" ]; then cp "$build/lib/libbaton-comm-mpi.so" "$bundle/lib/"; fi
 
 # Libraries of the base system and of the CUDA install stay behind; everything else travels.
 deps=$(ldd "$bundle/bin/baton" "$bundle/bin/gpu_backend_test" "$bundle/lib/libbaton-backend-cuda.so" |

@@ -2,7 +2,9 @@
 # The CUDA backend's check on a machine with an NVIDIA GPU (a lent H200): the backend conformance
 # suite (gpu_backend_test: every op and whole-model test, none may skip), `baton run` greedy on
 # cuda against cpu, and `baton bench` prefill and decode on TinyLlama-shape Q4_0 and F16 files
-# (written by `baton synth`). Building is the slow part: make a bundle where one can.
+# (written by `baton synth`), and, where mpirun is installed, `mpirun -np 2 baton run
+# --tensor-parallel 2` on cuda against one process (NCCL with two GPUs, host-staged with one).
+# Building is the slow part: make a bundle where one can.
 # Prints PASS/FAIL per step and a summary; exits 0 only when everything passed.
 #
 # Usage, from the repository root: tests/backends/gpu/run_on_device.sh
@@ -20,7 +22,7 @@ results=()
 failed=0
 record() {  # record NAME STATUS DETAIL
   results+=("$2  $1${3:+: $3}")
-  [ "$2" = PASS ] || failed=1
+  [ "$2" = PASS ] || [ "$2" = SKIP ] || failed=1
 }
 log_dir=${OUT:-$root/build-device/logs}
 mkdir -p "$log_dir"
@@ -112,6 +114,30 @@ if [ -x "$bin/baton" ] && [ -f "$model" ]; then
   run_model cuda 256 2>&1 | tail -1 | tee "$log_dir/timing.log"
 else
   record "baton run cuda = cpu" FAIL "no baton binary or no model"
+fi
+
+echo "== mpirun baton run --tensor-parallel 2 on cuda against one process"
+# Two ranks: over NCCL with one GPU each where there are two, else both on the one GPU with
+# all-reduces staged through the host (NCCL refuses two ranks of a communicator on one GPU).
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if command -v mpirun >/dev/null && [ -f "$(dirname "$bin")/lib/libbaton-comm-mpi.so" ] &&
+   [ -x "$bin/baton" ] && [ -f "$model" ]; then
+  path="host-staged"
+  staging=(-x BATON_GPU_COLLECTIVES=host)
+  if [ "${gpus:-0}" -ge 2 ]; then path="NCCL"; staging=(); fi
+  single=$(run_model cuda 64 -q -p "Once upon a time" 2>/dev/null)
+  split=$(mpirun --oversubscribe --allow-run-as-root --mca btl self,vader \
+            --mca oob_tcp_if_include lo "${staging[@]}" -np 2 \
+            "$bin/baton" run --backend cuda -m "$model" -n 64 --temp 0 -q \
+            -p "Once upon a time" --tensor-parallel 2 2>"$log_dir/tensor-parallel.log")
+  if [ -n "$split" ] && [ "$single" = "$split" ]; then
+    record "tensor-parallel 2 on cuda ($path) = one process" PASS
+  else
+    printf 'one process:\n%s\ntensor-parallel 2:\n%s\n' "$single" "$split"
+    record "tensor-parallel 2 on cuda ($path) = one process" FAIL "see tensor-parallel.log"
+  fi
+else
+  record "tensor-parallel 2 on cuda" SKIP "no mpirun or no libbaton-comm-mpi.so on this machine"
 fi
 
 echo "== baton bench: TinyLlama-1.1B shape, cuda, pp512 and tg128"
