@@ -86,6 +86,8 @@ class NcclCollectives final : public gpu::DeviceCollectives {
                 std::string(call) + ": " + NcclLibrary::open().error_string(result));
   }
 
+  // By the group's address: a run's groups live as long as its placement, which outlives every
+  // backend step (core/llm/placement.h).
   std::map<const Communicator*, ncclComm_t> comms_;
 };
 

@@ -9,6 +9,7 @@
 #include "backends/gpu/pinned_staging.h"
 #include "backends/gpu/step_metadata.h"
 #include "baton/error.h"
+#include "core/comm/world.h"
 
 namespace baton::gpu {
 namespace {
@@ -27,20 +28,12 @@ struct Stream {
   gpuStream_t handle = nullptr;
 };
 
-// This process's index among the ranks a launcher started on this host; 0 without a launcher.
-int local_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
-    if (const char* value = std::getenv(name); value && *value) return std::atoi(value);
-  }
-  return 0;
-}
-
 // Device 0 in a single process; one device per rank on a host with several, as NCCL requires
 // (it refuses two ranks of one communicator on one GPU).
 int open_device() {
   int count = 0;
   GPU_CHECK(gpuGetDeviceCount(&count));
-  const int device = count > 0 ? local_rank() % count : 0;
+  const int device = count > 0 ? launched_local_rank() % count : 0;
   GPU_CHECK(gpuSetDevice(device));
   return device;
 }

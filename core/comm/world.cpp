@@ -35,6 +35,13 @@ int32_t launched_world_size() {
   return 1;
 }
 
+int32_t launched_local_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"}) {
+    if (const int32_t rank = env_int(name); rank > 0) return rank;
+  }
+  return 0;
+}
+
 void abort_open_world() {
   if (the_world()) the_world()->abort();
 }

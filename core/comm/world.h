@@ -10,6 +10,8 @@ namespace baton {
 // How many processes the launcher started, from the variables mpirun (OpenMPI, MPICH) and srun
 // set; 1 for a process started on its own.
 int32_t launched_world_size();
+// This process's index among the ranks the launcher started on this host; 0 without one.
+int32_t launched_local_rank();
 
 // Every process of the run, over MPI: opens libbaton-comm-mpi.so from the backend plugin
 // directories and initialises MPI on the first call; later calls return the same communicator.
