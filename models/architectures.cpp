@@ -13,24 +13,11 @@ namespace {
 using Loader =
     std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backend&, const ModelShard&)>;
 
-// A family whose layers are not split yet loads only as a whole model.
-template <auto load>
-std::unique_ptr<Model> whole_only(const gguf::GgufFile& file, Backend& backend,
-                                  const ModelShard& shard) {
-  if (!shard.whole()) {
-    throw Error(ErrorCategory::kUnsupported, file.path().filename().string() +
-                                                 ": tensor and pipeline parallelism support " +
-                                                 "llama, qwen2 and phi3 models so far, not " +
-                                                 file.get_string("general.architecture"));
-  }
-  return load(file, backend);
-}
-
 // GGUF `general.architecture` values and how to load each. A new family adds a line here and
 // a file of its own.
 const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> kLoaders = {
-      {"gemma2", whole_only<load_gemma2>},
+      {"gemma2", load_gemma2},
       {"llama", [](const gguf::GgufFile& f, Backend& b,
                    const ModelShard& s) { return load_llama(f, b, s, LlamaVariant{}); }},
       {"phi3", load_phi3},

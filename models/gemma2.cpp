@@ -18,20 +18,28 @@ struct Gemma2Layer {
 
 class Gemma2Model final : public Model {
  public:
+  // `layers` are the shard's; `config` is the shard's (ShardLayout::local).
   Gemma2Model(Backend& backend, ModelConfig config, EmbeddingWeights embeddings,
-              std::vector<Gemma2Layer> layers)
+              std::vector<Gemma2Layer> layers, const ModelShard& shard)
       : backend_(backend),
         config_(std::move(config)),
         embeddings_(std::move(embeddings)),
-        layers_(std::move(layers)) {}
+        layers_(std::move(layers)),
+        shard_(shard) {}
 
   const ModelConfig& config() const override { return config_; }
+  const ModelShard& shard() const override { return shard_; }
 
   Tensor build_step(Graph& graph, const StepInput& input, const KvTensors& kv) const override {
-    StepGraph g(graph, backend_, config_, input, kv);
-    Tensor x = g.scale(g.embed(embeddings_.token_embd, "token_embd"),
-                       std::sqrt(static_cast<float>(config_.n_embd)), "token_embd_scaled");
-    for (int32_t i = 0; i < config_.n_layer; ++i) x = layer(g, x, layers_[i], i);
+    StepGraph g(graph, backend_, config_, input, kv, shard_);
+    Tensor x = input.hidden
+                   ? *input.hidden
+                   : g.scale(g.embed(embeddings_.token_embd, "token_embd"),
+                             std::sqrt(static_cast<float>(config_.n_embd)), "token_embd_scaled");
+    for (int32_t i = shard_.first_layer; i < shard_.layer_end(config_.n_layer); ++i) {
+      x = layer(g, x, layers_[static_cast<size_t>(i - shard_.first_layer)], i);
+    }
+    if (!shard_.last_stage(config_.n_layer)) return x;
     return g.logits(x, embeddings_.output_norm, embeddings_.output);
   }
 
@@ -50,6 +58,7 @@ class Gemma2Model final : public Model {
   ModelConfig config_;
   EmbeddingWeights embeddings_;
   std::vector<Gemma2Layer> layers_;
+  ModelShard shard_;
 };
 
 std::string key(const std::string& suffix) {
@@ -117,21 +126,23 @@ ModelConfig read_config(const gguf::GgufFile& file) {
 
 }  // namespace
 
-std::unique_ptr<Model> load_gemma2(const gguf::GgufFile& file, Backend& backend) {
+std::unique_ptr<Model> load_gemma2(const gguf::GgufFile& file, Backend& backend,
+                                   const ModelShard& shard) {
   ModelConfig config = read_config(file);
   const WeightLoader load(file, backend);
   config.n_vocab = static_cast<int32_t>(load.shape_2d("token_embd.weight")[0]);
-  EmbeddingWeights embeddings = load.embeddings(config.n_vocab, config.n_embd);
+  const ShardLayout layout = shard_layout(config, shard);
+  EmbeddingWeights embeddings = load.embeddings(config.n_vocab, config.n_embd, layout.vocab_rows);
   std::vector<Gemma2Layer> layers;
-  for (int32_t i = 0; i < config.n_layer; ++i) {
+  for (int32_t i = shard.first_layer; i < shard.layer_end(config.n_layer); ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     layers.push_back(
-        {.w = load_decoder_layer(load, config, ShardLayout{.local = config}, i),
+        {.w = load_decoder_layer(load, config, layout, i),
          .attn_post_norm = load.get_f32(p + "post_attention_norm.weight", {config.n_embd}),
          .ffn_post_norm = load.get_f32(p + "post_ffw_norm.weight", {config.n_embd})});
   }
-  return std::make_unique<Gemma2Model>(backend, std::move(config), std::move(embeddings),
-                                       std::move(layers));
+  return std::make_unique<Gemma2Model>(backend, layout.local, std::move(embeddings),
+                                       std::move(layers), shard);
 }
 
 }  // namespace baton

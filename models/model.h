@@ -69,7 +69,6 @@ struct ModelShard {
   int32_t layer_count(int32_t n_layer) const { return layer_end(n_layer) - first_layer; }
   bool first_stage() const { return first_layer == 0; }
   bool last_stage(int32_t n_layer) const { return layer_end(n_layer) == n_layer; }
-  bool whole() const { return tp_size == 1 && first_layer == 0 && end_layer == 0; }
 };
 
 // One model step's input: the new tokens of every scheduled sequence, flattened, with where each
