@@ -296,41 +296,39 @@ TEST_P(ShardedModel, Q8_0DemoModelLogitsEqualOneProcess) {
   check_logits(q8.path());
 }
 
-// Phi-3's fused attn_qkv and gate+up: each part is cut as its own weight would be. A small
-// random model with LongRoPE factors, which each rank writes to its own file from one seed.
+// A small random f32 model of `shape`'s family, which each rank writes to its own file from one
+// seed (so the handshake sees one model).
+class SmallModel {
+ public:
+  explicit SmallModel(SyntheticShape shape)
+      : file_(shape.architecture + "_rank" + std::to_string(world().rank()) + ".gguf") {
+    shape.n_embd = 128;
+    shape.n_layer = 4;
+    shape.n_head = 8;
+    shape.n_head_kv = 4;
+    shape.n_ff = 256;
+    shape.n_vocab = 300;
+    write_synthetic_model({.shape = shape, .weight_type = DType::kF32, .seed = 3}, file_.path());
+  }
+  const std::filesystem::path& path() const { return file_.path(); }
+
+ private:
+  testing::TempFile file_;
+};
+
+// Phi-3's fused attn_qkv and gate+up: each part is cut as its own weight would be. With LongRoPE
+// factors (the test's context takes the long ones).
 TEST_P(ShardedModel, Phi3LogitsEqualOneProcess) {
-  const testing::TempFile file("phi3_rank" + std::to_string(world().rank()) + ".gguf");
-  write_synthetic_model({.shape = {.architecture = "phi3",
-                                   .n_embd = 128,
-                                   .n_layer = 4,
-                                   .n_head = 8,
-                                   .n_head_kv = 4,
-                                   .n_ff = 256,
-                                   .n_vocab = 300,
-                                   .long_rope_original_context = 64},
-                         .weight_type = DType::kF32,
-                         .seed = 3},
-                        file.path());
-  check_logits(file.path());
+  const SmallModel phi3({.architecture = "phi3", .long_rope_original_context = 64});
+  check_logits(phi3.path());
 }
 
-// Gemma 2's own layer (post-norms after the all-reduced projections, soft-capped logits split
-// by vocabulary, sliding-window layers) in a small random model.
+// Gemma 2's own layer: post-norms after the all-reduced projections, soft-capped logits split
+// by vocabulary, sliding-window layers.
 TEST_P(ShardedModel, Gemma2LogitsEqualOneProcess) {
-  const testing::TempFile file("gemma2_rank" + std::to_string(world().rank()) + ".gguf");
-  write_synthetic_model({.shape = {.architecture = "gemma2",
-                                   .n_embd = 128,
-                                   .n_layer = 4,
-                                   .n_head = 8,
-                                   .n_head_kv = 4,
-                                   .n_ff = 256,
-                                   .n_vocab = 300,
-                                   .tied_embeddings = true,
-                                   .sliding_window = 16},
-                         .weight_type = DType::kF32,
-                         .seed = 4},
-                        file.path());
-  check_logits(file.path());
+  const SmallModel gemma2(
+      {.architecture = "gemma2", .tied_embeddings = true, .sliding_window = 16});
+  check_logits(gemma2.path());
 }
 
 TEST_P(ShardedModel, ASplitThroughAQuantizationBlockIsRefusedNamingTheTensor) {
