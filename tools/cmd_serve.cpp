@@ -32,6 +32,7 @@ Action add_serve_command(CLI::App& app) {
   auto options = std::make_shared<serve::ServeOptions>();
   CLI::App* cmd = app.add_subcommand("serve", "serve a model over an OpenAI-compatible HTTP API");
   add_model_flags(*cmd, options->model);
+  add_data_parallel_flag(*cmd, options->model.parallel);
   cmd->add_option("--host", options->host, "address to listen on")->capture_default_str();
   cmd->add_option("--port", options->port, "TCP port; 0 picks a free one")->capture_default_str();
   cmd->add_option("--api-key", options->api_key,

@@ -51,8 +51,17 @@ void add_parallel_flags(CLI::App& cmd, ParallelOptions& o) {
       ->capture_default_str();
   cmd.add_option("--pp-layers", o.pp_layers, "layers per stage, e.g. 11,11 (default: even)")
       ->delimiter(',');
+  cmd.add_option("--pp-micro-batches", o.pp_micro_batches,
+                 "steps in flight through the pipeline stages (default 0: one per stage; 1: off)")
+      ->capture_default_str();
   cmd.add_option("--dist-timeout", o.dist_timeout_seconds,
                  "seconds a distributed collective may wait for a silent rank")
+      ->capture_default_str();
+}
+
+void add_data_parallel_flag(CLI::App& cmd, ParallelOptions& o) {
+  cmd.add_option("--data-parallel", o.data_parallel,
+                 "whole model replicas that share the requests (under mpirun)")
       ->capture_default_str();
 }
 

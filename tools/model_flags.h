@@ -22,11 +22,15 @@ std::string resolve_model_path(const std::string& model);
 void resolve_model(LLMOptions& options);
 // "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr.
 void print_kv_cache(const ModelSummary& summary);
-// --tensor-parallel, --pipeline-parallel, --pp-layers, --dist-timeout (in add_model_flags).
+// --tensor-parallel, --pipeline-parallel, --pp-layers, --pp-micro-batches, --dist-timeout (in
+// add_model_flags).
 void add_parallel_flags(CLI::App& cmd, ParallelOptions& options);
+// --data-parallel, for the server: the other commands run one engine replica.
+void add_data_parallel_flag(CLI::App& cmd, ParallelOptions& options);
 // On a rank of a distributed run other than the first: loads this rank's part of the model,
-// runs the leader's steps until the leader is done, and returns true (the command then exits
-// 0). False in a single process and on the first rank, which goes on with the command.
+// runs the leader's steps (or serves its replica's share of the requests) until the first rank
+// is done, and returns true (the command then exits 0). False in a single process and on the
+// first rank, which goes on with the command.
 bool follow_if_follower(const LLMOptions& options);
 // Sampling and stopping flags shared by the commands that generate.
 void add_generation_flags(CLI::App& cmd, GenerationParams& params);

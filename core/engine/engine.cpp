@@ -1,6 +1,7 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
@@ -147,12 +148,22 @@ void Engine::drop(uint64_t id) {
 }
 
 void Engine::abort(uint64_t id) {
+  // A step in flight still computes the request's sequences, in blocks that must not go to
+  // another sequence before it is collected.
+  if (limits_.busy.contains(id)) {
+    deferred_aborts_.insert(id);
+    return;
+  }
   drop(id);
 }
 
 void Engine::abort_sample(uint64_t id, int32_t sample) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
+  if (limits_.busy.contains(id)) {
+    deferred_sample_aborts_.emplace_back(id, sample);
+    return;
+  }
   Request& request = *it->second;
   if (request.params.use_beam_search) return drop(id);
   for (const auto& s : request.sequences) {
@@ -213,11 +224,80 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 }
 
 std::vector<SequenceUpdate> Engine::step() {
-  const StepPlan plan = scheduler_.schedule();
-  const StepInput batch = build_batch(plan);
-  const std::vector<float> logits = run_batch(plan, batch);
-  const RequestStarts starts = record_progress(plan);
-  std::vector<SequenceUpdate> updates = consume_logits(plan, logits);
+  try {
+    fill_pipeline();
+    if (in_flight_.empty()) return {};
+    return collect_oldest();
+  } catch (...) {
+    abandon_in_flight();
+    throw;
+  }
+}
+
+void Engine::abandon_in_flight() {
+  // The runner delivers logits in launch order: the steps already launched are collected (and
+  // dropped) so that the next step's logits are its own. A runner that failed has none to give.
+  for (const InFlight& step : in_flight_) {
+    if (!step.launched) continue;
+    try {
+      runner_.collect();
+    } catch (...) {
+      break;
+    }
+  }
+  in_flight_.clear();
+  limits_.busy.clear();
+  std::vector<SequenceUpdate> none;
+  apply_deferred_aborts(none);
+}
+
+std::set<uint64_t> Engine::plan_requests(const StepPlan& plan) {
+  std::set<uint64_t> ids;
+  for (const ScheduledChunk& chunk : plan.chunks) ids.insert(chunk.sequence->id);
+  for (const Sequence* s : plan.preempted) ids.insert(s->id);
+  for (const auto& [s, reason] : plan.rejected) ids.insert(s->id);
+  return ids;
+}
+
+size_t Engine::pipeline_depth() const {
+  if (runner_.depth() == 1) return 1;
+  return static_cast<size_t>(config_.micro_batches > 0 ? config_.micro_batches : runner_.depth());
+}
+
+void Engine::fill_pipeline() {
+  const size_t depth = pipeline_depth();
+  while (in_flight_.size() < depth) {
+    limits_.max_chunks = micro_batch_sequences();
+    // Micro-batches of equal size keep the stages in step: each takes a share of the budget.
+    limits_.max_tokens =
+        std::max<int32_t>(1, config_.scheduler.max_batch_tokens / static_cast<int32_t>(depth));
+    StepPlan plan = scheduler_.schedule(limits_);
+    if (plan.chunks.empty() && plan.preempted.empty() && plan.rejected.empty()) return;
+    const StepInput batch = build_batch(plan);
+    launch(plan, batch);
+    for (uint64_t id : plan_requests(plan)) limits_.busy.insert(id);
+    in_flight_.push_back({.plan = std::move(plan), .launched = !batch.tokens.empty()});
+  }
+}
+
+size_t Engine::micro_batch_sequences() const {
+  const size_t depth = pipeline_depth();
+  if (depth == 1) return std::numeric_limits<size_t>::max();
+  size_t busy = 0;
+  for (uint64_t id : limits_.busy) busy += requests_.at(id)->sequences.size();
+  const size_t idle = scheduler_.running_count() + scheduler_.waiting_count() - busy;
+  const size_t slots = depth - in_flight_.size();
+  return std::max<size_t>(1, (idle + slots - 1) / slots);
+}
+
+std::vector<SequenceUpdate> Engine::collect_oldest() {
+  InFlight step = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  const std::vector<float> logits = step.launched ? runner_.collect() : std::vector<float>();
+  for (uint64_t id : plan_requests(step.plan)) limits_.busy.erase(id);
+  const RequestStarts starts = record_progress(step.plan);
+  std::vector<SequenceUpdate> updates = consume_logits(step.plan, logits);
+  apply_deferred_aborts(updates);
   add_request_metrics(starts, updates);
   return updates;
 }
@@ -243,14 +323,12 @@ StepInput Engine::build_batch(const StepPlan& plan) const {
   return input;
 }
 
-std::vector<float> Engine::run_batch(const StepPlan& plan, const StepInput& batch) {
+void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   // A step whose chunks all stop short of their prompt's end needs no logits, but it must still
   // run: its tokens' K/V are what the next chunk attends to.
-  const std::vector<float> logits =
-      batch.tokens.empty() ? std::vector<float>() : runner_.run(plan.block_copies, batch);
+  if (!batch.tokens.empty()) runner_.launch(plan.block_copies, batch);
   if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());
-  return logits;
 }
 
 // Before the logits are handled: that may fork or end sequences of the same request.
@@ -317,6 +395,30 @@ void Engine::add_request_metrics(const RequestStarts& starts,
       update.first_scheduled = it->second.first_scheduled;
       update.cached_prompt_tokens = it->second.cached_prompt_tokens;
     }
+  }
+}
+
+void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
+  for (auto it = deferred_aborts_.begin(); it != deferred_aborts_.end();) {
+    const uint64_t id = *it;
+    if (limits_.busy.contains(id)) {
+      ++it;
+      continue;
+    }
+    std::erase_if(updates, [&](const SequenceUpdate& u) { return u.id == id; });
+    drop(id);
+    it = deferred_aborts_.erase(it);
+  }
+  std::vector<std::pair<uint64_t, int32_t>> pending;
+  pending.swap(deferred_sample_aborts_);
+  for (const auto& [id, sample] : pending) {
+    if (limits_.busy.contains(id)) {
+      deferred_sample_aborts_.emplace_back(id, sample);
+      continue;
+    }
+    std::erase_if(updates,
+                  [&](const SequenceUpdate& u) { return u.id == id && u.sample == sample; });
+    abort_sample(id, sample);
   }
 }
 

@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -30,6 +32,8 @@ struct EngineConfig {
   DType kv_dtype = DType::kF32;
   // The ranks of a distributed replica this engine leads; null in a single process.
   std::shared_ptr<const ReplicaGroup> replica;
+  // Steps in flight at once through pipeline stages: 0 means one per stage, 1 one at a time.
+  int32_t micro_batches = 0;
 };
 
 // The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
@@ -77,13 +81,20 @@ class Engine {
   ~Engine();
 
   uint64_t add(std::vector<int32_t> prompt, const GenerationParams& params, int32_t priority = 0);
-  // Ends a request now; its blocks return to the pool.
+  // Ends a request; its blocks return to the pool. It reports nothing more. A request in a
+  // micro-batch still in flight ends when that step is collected.
   void abort(uint64_t id);
   // Ends one sample of a request (a stop string matched it); the others go on. Beams are not
   // independent, so for beam search this ends the whole request.
   void abort_sample(uint64_t id, int32_t sample);
-  bool has_work() const { return !scheduler_.empty(); }
-  bool has_request(uint64_t id) const { return requests_.contains(id); }
+  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty(); }
+  bool has_request(uint64_t id) const {
+    return requests_.contains(id) && !deferred_aborts_.contains(id);
+  }
+  // Runs a step and returns what it produced. With pipeline stages, it first launches
+  // micro-batches until EngineConfig::micro_batches (by default one per stage) are in flight,
+  // each taking an even share of the sequences no step in flight holds, then collects the
+  // oldest.
   std::vector<SequenceUpdate> step();
 
   EngineCounters counters() const;
@@ -125,16 +136,34 @@ class Engine {
     int32_t cached_prompt_tokens;
   };
   using RequestStarts = std::map<uint64_t, RequestStart>;
+  // A step launched and not yet collected.
+  struct InFlight {
+    StepPlan plan;
+    bool launched = false;  // a plan without chunks (only preemptions, rejections) runs nothing
+  };
+  // Every request a plan refers to (chunks, preemptions, rejections): busy until it is
+  // collected, so that none of its sequences is freed while the plan points at it.
+  static std::set<uint64_t> plan_requests(const StepPlan& plan);
   // The stages of step(), in order.
+  void fill_pipeline();
+  size_t pipeline_depth() const;
+  // How many sequences the next micro-batch may take.
+  size_t micro_batch_sequences() const;
   StepInput build_batch(const StepPlan& plan) const;
-  // Applies the plan's copy-on-write block copies and runs the batch: its logit rows.
-  std::vector<float> run_batch(const StepPlan& plan, const StepInput& batch);
+  // Applies the plan's copy-on-write block copies and starts the batch; counts the step.
+  void launch(const StepPlan& plan, const StepInput& batch);
+  std::vector<SequenceUpdate> collect_oldest();
   // Advances each scheduled sequence past its chunk and caches the blocks it filled.
   RequestStarts record_progress(const StepPlan& plan);
   // Samples or advances beams from each logit row, and ends finished and rejected requests.
   std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits);
   static void add_request_metrics(const RequestStarts& starts,
                                   std::vector<SequenceUpdate>& updates);
+  // After a failed step: no step is in flight any more (the caller aborts what it holds).
+  void abandon_in_flight();
+  // Aborts asked for while their request was in flight, once it no longer is; `updates` loses
+  // what those requests and samples produced meanwhile.
+  void apply_deferred_aborts(std::vector<SequenceUpdate>& updates);
 
   const Model& model_;
   const Tokenizer& tokenizer_;
@@ -144,6 +173,10 @@ class Engine {
   BlockManager blocks_;
   Scheduler scheduler_;
   std::map<uint64_t, std::unique_ptr<Request>> requests_;
+  std::deque<InFlight> in_flight_;  // oldest first
+  StepLimits limits_;               // busy: the requests of in_flight_'s plans
+  std::set<uint64_t> deferred_aborts_;
+  std::vector<std::pair<uint64_t, int32_t>> deferred_sample_aborts_;
   uint64_t next_id_ = 1;
   EngineCounters counters_;
 };

@@ -67,12 +67,15 @@ bool Scheduler::copy_on_write(Sequence* sequence, StepPlan& plan) {
   return true;
 }
 
-bool Scheduler::schedule_running(Sequence* sequence, int32_t& budget, StepPlan& plan) {
+bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
+                                 StepPlan& plan) {
   const int32_t count = std::min(sequence->pending(), budget);
   if (count <= 0) return true;
   while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
          !copy_on_write(sequence, plan)) {
-    Sequence* victim = running_.back();
+    // The most recently admitted sequence that no step in flight uses; `sequence` at the latest.
+    Sequence* victim = *std::find_if(running_.rbegin(), running_.rend(),
+                                     [&](const Sequence* s) { return !limits.busy_request(s); });
     preempt(victim, plan);
     if (victim == sequence) return false;
   }
@@ -83,13 +86,19 @@ bool Scheduler::schedule_running(Sequence* sequence, int32_t& budget, StepPlan& 
   return true;
 }
 
-void Scheduler::admit_waiting(int32_t& budget, StepPlan& plan) {
-  while (!waiting_.empty() && budget > 0 &&
-         running_.size() < static_cast<size_t>(config_.max_seqs)) {
-    Sequence* sequence = waiting_.front();
+void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan) {
+  for (size_t next = 0; next < waiting_.size() && budget > 0 &&
+                        running_.size() < static_cast<size_t>(config_.max_seqs) &&
+                        plan.chunks.size() < limits.max_chunks;) {
+    Sequence* sequence = waiting_[next];
+    if (limits.busy_request(sequence)) {
+      ++next;
+      continue;
+    }
+    const auto at = waiting_.begin() + static_cast<ptrdiff_t>(next);
     const int32_t length = static_cast<int32_t>(sequence->tokens.size());
     if (length >= context_size_ || blocks_.blocks_for(length + 1) > blocks_.total_blocks()) {
-      waiting_.erase(waiting_.begin());
+      waiting_.erase(at);
       plan.rejected.emplace_back(
           sequence, "the prompt has " + std::to_string(length) + " tokens; the context holds " +
                         std::to_string(std::min(context_size_,
@@ -111,7 +120,7 @@ void Scheduler::admit_waiting(int32_t& budget, StepPlan& plan) {
       sequence->prefix_looked_up = false;
       return;
     }
-    waiting_.erase(waiting_.begin());
+    waiting_.erase(at);
     sequence->status = SequenceStatus::kRunning;
     running_.push_back(sequence);
     plan.chunks.push_back(
@@ -120,16 +129,18 @@ void Scheduler::admit_waiting(int32_t& budget, StepPlan& plan) {
   }
 }
 
-StepPlan Scheduler::schedule() {
+StepPlan Scheduler::schedule(const StepLimits& limits) {
   StepPlan plan;
-  int32_t budget = config_.max_batch_tokens;
+  int32_t budget = std::min(config_.max_batch_tokens, limits.max_tokens);
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {
-    if (sequence->status != SequenceStatus::kRunning) continue;  // preempted this step
-    schedule_running(sequence, budget, plan);
+    if (plan.chunks.size() >= limits.max_chunks) break;
+    // Preempted this step, or in a step in flight.
+    if (sequence->status != SequenceStatus::kRunning || limits.busy_request(sequence)) continue;
+    schedule_running(sequence, limits, budget, plan);
   }
   // Admitting new work right after a preemption would only evict it again.
-  if (plan.preempted.empty()) admit_waiting(budget, plan);
+  if (plan.preempted.empty()) admit_waiting(limits, budget, plan);
   return plan;
 }
 

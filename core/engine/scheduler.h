@@ -1,6 +1,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,10 +33,22 @@ struct StepPlan {
   std::vector<std::pair<Sequence*, std::string>> rejected;  // can never fit; with the reason
 };
 
+// With micro-batches in flight (pipeline parallelism), what one step may not take: the requests
+// with a sequence in a step not yet collected, more than `max_chunks` sequences, and more than
+// `max_tokens` tokens (within the scheduler's own budget).
+struct StepLimits {
+  std::set<uint64_t> busy;
+  size_t max_chunks = std::numeric_limits<size_t>::max();
+  int32_t max_tokens = std::numeric_limits<int32_t>::max();
+
+  bool busy_request(const Sequence* s) const { return busy.contains(s->id); }
+};
+
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
 // ones by priority and arrival, under a token budget and a sequence cap. A long prompt is split
 // into chunks that ride along with decodes. When the pool runs dry, the most recently admitted
-// running sequence is preempted (its blocks freed, recomputed later).
+// running sequence that no step in flight holds is preempted (its blocks freed, recomputed
+// later); that may be the sequence that needs the room.
 class Scheduler {
  public:
   Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size);
@@ -44,7 +58,8 @@ class Scheduler {
   void fork(const Sequence& parent, Sequence* child);
   // Forgets a sequence (finished or aborted) and frees its blocks.
   void remove(Sequence* sequence);
-  StepPlan schedule();
+  // A busy request's sequences are neither scheduled nor preempted.
+  StepPlan schedule(const StepLimits& limits = {});
 
   bool empty() const { return running_.empty() && waiting_.empty(); }
   size_t running_count() const { return running_.size(); }
@@ -52,9 +67,10 @@ class Scheduler {
   int64_t preemption_count() const { return preemptions_; }
 
  private:
-  bool schedule_running(Sequence* sequence, int32_t& budget, StepPlan& plan);
+  bool schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
+                        StepPlan& plan);
   void preempt(Sequence* sequence, StepPlan& plan);
-  void admit_waiting(int32_t& budget, StepPlan& plan);
+  void admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan);
   bool copy_on_write(Sequence* sequence, StepPlan& plan);
   void insert_waiting(Sequence* sequence);
 

@@ -36,29 +36,87 @@ StepRunner::StepRunner(const Model& model, Backend& backend, const PagedKvCache&
     : model_(model), backend_(backend), cache_(cache), group_(std::move(group)) {
   if (group_ && group_->replica->size() == 1) group_ = nullptr;
   if (group_ && group_->tensor) backend_.join_group(*group_->tensor);
+  if (group_ && group_->pipeline && leader()) {
+    // The last stage's first tensor rank sends the logits.
+    io_ = std::make_unique<PipelineIo>(*group_->replica,
+                                       group_->replica->size() - model_.shard().tp_size);
+  }
 }
 
 StepRunner::~StepRunner() {
   if (!group_ || !leader() || failed_) return;
   try {
     std::vector<int32_t> stop = encode_step({.stop = true});
-    broadcast_vector(*group_->replica, stop, 0);
+    if (io_) {
+      io_->send([this, stop]() mutable { broadcast_vector(*group_->replica, stop, 0); });
+      io_.reset();  // after the steps still in flight, and the stop
+    } else {
+      broadcast_vector(*group_->replica, stop, 0);
+    }
   } catch (const std::exception&) {
     // The followers are gone already; nothing is left to stop.
   }
 }
 
+int32_t StepRunner::depth() const {
+  return io_ ? group_->pipeline->size() : 1;
+}
+
 std::vector<float> StepRunner::run(BlockCopies copies, const StepInput& input) {
+  launch(copies, input);
+  return collect();
+}
+
+void StepRunner::launch(BlockCopies copies, const StepInput& input) {
+  throw_if_failed();
   try {
-    if (group_) {
-      StepMessage message{.copies = {copies.begin(), copies.end()}, .input = input};
-      std::vector<int32_t> words = encode_step(message);
-      broadcast_vector(*group_->replica, words, 0);
+    if (!group_) {
+      ready_.push_back(run_here(copies, input));
+      return;
     }
-    return run_here(copies, input);
+    std::vector<int32_t> words =
+        encode_step({.copies = {copies.begin(), copies.end()}, .input = input});
+    if (!io_) {
+      broadcast_vector(*group_->replica, words, 0);
+      ready_.push_back(run_here(copies, input));
+      return;
+    }
+    io_->send([this, words = std::move(words)]() mutable {
+      broadcast_vector(*group_->replica, words, 0);
+    });
+    for (const auto& [source, destination] : copies) {
+      cache_.copy_block(source, destination, backend_);
+    }
+    std::vector<float> hidden = run_step(model_, backend_, cache_, input);
+    io_->send([this, hidden = std::move(hidden)] {
+      group_->pipeline->send(readable(hidden), group_->pipeline->rank() + 1);
+    });
+    io_->expect_logits(input.logit_rows.size() * static_cast<size_t>(model_.config().n_vocab));
   } catch (...) {
     failed_ = group_ != nullptr;
     throw;
+  }
+}
+
+std::vector<float> StepRunner::collect() {
+  throw_if_failed();
+  if (!io_) {
+    std::vector<float> logits = std::move(ready_.front());
+    ready_.pop_front();
+    return logits;
+  }
+  try {
+    return io_->next_logits();
+  } catch (...) {
+    failed_ = true;
+    throw;
+  }
+}
+
+void StepRunner::throw_if_failed() const {
+  if (failed_) {
+    throw Error(ErrorCategory::kBackend,
+                "an earlier step of this distributed replica failed; it cannot run more");
   }
 }
 
@@ -88,12 +146,9 @@ std::vector<float> StepRunner::run_here(BlockCopies copies, const StepInput& inp
                                ? run_step(model_, backend_, cache_, input)
                                : run_step(model_, backend_, cache_, with_received_hidden(input));
   if (!shard.last_stage(config.n_layer)) {
+    // A follower of an earlier stage (the leader's transfers go through io_).
     group_->pipeline->send(readable(out), group_->pipeline->rank() + 1);
-    if (!leader()) return {};
-    // The leader (stage 0) takes the logits from the last stage's first tensor rank.
-    std::vector<float> logits(input.logit_rows.size() * static_cast<size_t>(config.n_vocab));
-    group_->replica->recv(writable(logits), group_->replica->size() - shard.tp_size);
-    return logits;
+    return {};
   }
   std::vector<float> logits = whole_logits(std::move(out), input.logit_rows.size());
   if (leader()) return logits;

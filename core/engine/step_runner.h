@@ -1,11 +1,13 @@
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "core/backend.h"
+#include "core/engine/pipeline_io.h"
 #include "core/engine/replica_group.h"
 #include "core/kv_cache/paged_kv_cache.h"
 #include "models/model.h"
@@ -22,10 +24,14 @@ std::vector<float> run_step(const Model& model, Backend& backend, const PagedKvC
 
 // Runs the steps of one engine replica on this process's part of it: the whole model in a
 // single process, or its shard of a distributed replica (models/model.h ModelShard), whose
-// ranks all run every step. The leader calls run(); it broadcasts the step to the other ranks,
-// which wait in follow(). Across stages the hidden state is passed on; within a stage the
-// tensor-parallel ranks' vocabulary slices of the logits are gathered; the leader gets whole
-// rows.
+// ranks all run every step. The leader calls run(), or launch() and collect(); it broadcasts the
+// step to the other ranks, which wait in follow(). Across stages the hidden state is passed on;
+// within a stage the tensor-parallel ranks' vocabulary slices of the logits are gathered; the
+// leader gets whole rows.
+//
+// With pipeline stages, launch() returns once the leader's own stage has run, so up to depth()
+// steps (micro-batches) are in flight: while later stages compute one, the leader computes the
+// first stage of the next.
 class StepRunner {
  public:
   // `group` is null in a single process.
@@ -38,6 +44,13 @@ class StepRunner {
   // Applies `copies` to the cache and runs the step; on the leader returns logit_rows.size()
   // rows of n_vocab floats.
   std::vector<float> run(BlockCopies copies, const StepInput& input);
+  // run() in two halves: launch() starts the step, collect() returns the logits of the oldest
+  // step launched and not yet collected. Every rank runs the steps in launch order, so a step
+  // sees the K/V of each step launched before it.
+  void launch(BlockCopies copies, const StepInput& input);
+  std::vector<float> collect();
+  // How many launched steps keep every stage busy: the pipeline's stages, 1 without them.
+  int32_t depth() const;
   // A follower: runs what the leader broadcasts until the leader's StepRunner is destroyed.
   void follow();
 
@@ -46,6 +59,8 @@ class StepRunner {
 
  private:
   bool leader() const { return !group_ || group_->replica->rank() == 0; }
+  // After a failed step the ranks are out of step (a transfer may be half done): none runs more.
+  void throw_if_failed() const;
   std::vector<float> run_here(BlockCopies copies, const StepInput& input);
   // A later pipeline stage's input: the previous stage's hidden state added to `input`.
   StepInput with_received_hidden(const StepInput& input);
@@ -55,6 +70,8 @@ class StepRunner {
   Backend& backend_;
   const PagedKvCache& cache_;
   std::shared_ptr<const ReplicaGroup> group_;
+  std::unique_ptr<PipelineIo> io_;        // the pipeline leader's transfers
+  std::deque<std::vector<float>> ready_;  // logits of steps launched without io_
   bool failed_ = false;
 };
 

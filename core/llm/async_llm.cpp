@@ -10,9 +10,9 @@
 #include <utility>
 #include <variant>
 
-#include "core/llm/engine_loop.h"
 #include "core/llm/loaded_model.h"
 #include "core/llm/request_output.h"
+#include "core/llm/serving_engine.h"
 
 namespace baton {
 namespace {
@@ -47,8 +47,9 @@ struct AsyncLLM::Impl {
 
   explicit Impl(const LLMOptions& options)
       : loaded(options),
-        engine(loaded,
-               [this](std::vector<SequenceUpdate> updates) { push(Updates{std::move(updates)}); }),
+        engine(make_serving_engine(
+            loaded,
+            [this](std::vector<SequenceUpdate> updates) { push(Updates{std::move(updates)}); })),
         text_thread([this](std::stop_token stop) { run(stop); }) {}
 
   void push(Job job) {
@@ -85,15 +86,15 @@ struct AsyncLLM::Impl {
     live.emplace(s.id, Live{.on_event = std::move(s.on_event),
                             .output = RequestOutput(*loaded.tokenizer, tokens, s.request.params),
                             .submitted = s.submitted});
-    engine.add(s.id, std::move(tokens), s.request.params, s.request.priority);
+    engine->add(s.id, std::move(tokens), s.request.params, s.request.priority);
   }
 
   void handle(Updates& u) {
     const RequestOutput::AbortFn abort = [this](uint64_t id, int32_t sample) {
       if (sample == RequestOutput::kAllSamples) {
-        engine.abort(id);
+        engine->abort(id);
       } else {
-        engine.abort_sample(id, sample);
+        engine->abort_sample(id, sample);
       }
     };
     for (const SequenceUpdate& update : u.updates) {
@@ -120,7 +121,7 @@ struct AsyncLLM::Impl {
   void handle(Abort& a) {
     const auto it = live.find(a.id);
     if (it == live.end()) return;
-    engine.abort(a.id);
+    engine->abort(a.id);
     StreamEvent event{.request_id = a.id};
     finish(event, it->second);
     deliver(it, event);
@@ -142,7 +143,7 @@ struct AsyncLLM::Impl {
     try {
       it->second.on_event(event);
     } catch (...) {
-      if (!event.finished) engine.abort(it->first);
+      if (!event.finished) engine->abort(it->first);
       live.erase(it);
       return;
     }
@@ -195,7 +196,7 @@ struct AsyncLLM::Impl {
   mutable std::mutex finished_mutex;
   FinishCounts finished;
   std::map<uint64_t, Live> live;  // text thread only
-  EngineLoop engine;
+  std::unique_ptr<ReplicaEngine> engine;
   std::jthread text_thread;  // destroyed first: no callback runs once the destructor proceeds
 };
 
@@ -217,13 +218,17 @@ void AsyncLLM::abort(uint64_t id) {
 }
 
 EngineStats AsyncLLM::stats() const {
-  EngineStats stats = impl_->engine.stats();
+  EngineStats stats = impl_->engine->stats();
   std::lock_guard lock(impl_->finished_mutex);
   stats.finished_stop = impl_->finished.stop;
   stats.finished_length = impl_->finished.length;
   stats.finished_aborted = impl_->finished.aborted;
   stats.failed = impl_->finished.failed;
   return stats;
+}
+
+std::vector<EngineStats> AsyncLLM::replica_stats() const {
+  return impl_->engine->replica_stats();
 }
 
 ModelSummary AsyncLLM::summary() const {

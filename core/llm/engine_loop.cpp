@@ -87,6 +87,9 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
     case Command::Kind::kAbortSample:
       if (it == to_engine_.end()) return;
       engine_.abort_sample(it->second, command.sample);
+      // Under pipeline micro-batching the abort waits for its step, and may then end the
+      // request without an update: checked again after each step.
+      sample_aborted_.insert(it->second);
       forget_if_gone(it->second);
       return;
   }
@@ -105,6 +108,7 @@ void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
     }
     to_engine_.clear();
     to_caller_.clear();
+    sample_aborted_.clear();
     return;
   }
   std::vector<uint64_t> finished;
@@ -114,6 +118,10 @@ void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
     updates.push_back(std::move(update));
   }
   for (uint64_t engine_id : finished) forget_if_gone(engine_id);
+  std::erase_if(sample_aborted_, [&](uint64_t engine_id) {
+    forget_if_gone(engine_id);
+    return !engine_.has_request(engine_id);
+  });
 }
 
 void EngineLoop::forget_if_gone(uint64_t engine_id) {

@@ -3,15 +3,16 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
 #include "baton/llm.h"
 #include "core/engine/engine.h"
 #include "core/llm/loaded_model.h"
+#include "core/llm/replica_engine.h"
 
 namespace baton {
 
@@ -19,22 +20,18 @@ namespace baton {
 // text work ever delays a step. Commands come from any thread through a queue; the thread sleeps
 // on a condition variable while there is neither a command nor a scheduled sequence.
 // Requests are named by the caller's ids, which the loop maps to the engine's.
-class EngineLoop {
+class EngineLoop final : public ReplicaEngine {
  public:
-  // Receives each batch of updates, on the engine thread. A request the engine refuses (bad
-  // parameters) or cannot serve (a failed step) gets a finished update with `error` set.
-  using UpdateSink = std::function<void(std::vector<SequenceUpdate> updates)>;
-
+  // `sink` is called on the engine thread.
   EngineLoop(const LoadedModel& loaded, UpdateSink sink);
   // Stops after the step in progress; requests still in the engine are dropped.
-  ~EngineLoop();
+  ~EngineLoop() override;
 
   void add(uint64_t id, std::vector<int32_t> prompt, const GenerationParams& params,
-           int32_t priority);
-  void abort(uint64_t id);
-  void abort_sample(uint64_t id, int32_t sample);
-  // As of the last step or command; finish counts are left to the caller.
-  EngineStats stats() const;
+           int32_t priority) override;
+  void abort(uint64_t id) override;
+  void abort_sample(uint64_t id, int32_t sample) override;
+  EngineStats stats() const override;
 
  private:
   struct Command {
@@ -54,6 +51,7 @@ class EngineLoop {
   Engine engine_;
   UpdateSink sink_;
   std::map<uint64_t, uint64_t> to_caller_, to_engine_;  // engine thread only
+  std::set<uint64_t> sample_aborted_;  // engine ids with a sample aborted; engine thread only
   std::mutex mutex_;
   std::condition_variable_any wake_;
   std::deque<Command> commands_;

@@ -55,6 +55,7 @@ std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFi
   return {
       {"model file", model_hash(file)},
       {"model shapes", hash_text(shapes)},
+      {"--data-parallel", static_cast<uint64_t>(o.parallel.data_parallel)},
       {"--tensor-parallel", static_cast<uint64_t>(o.parallel.tensor_parallel)},
       {"--pipeline-parallel", static_cast<uint64_t>(o.parallel.pipeline_parallel)},
       {"--pp-layers", hash_layers(o.parallel.pp_layers)},

@@ -14,6 +14,16 @@ namespace {
 
 using Clock = RequestOutput::Clock;
 
+// LLM drives one engine in the caller's thread; routing requests over replicas needs AsyncLLM.
+const LLMOptions& one_replica(const LLMOptions& options) {
+  if (options.parallel.data_parallel != 1) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "LLM runs one engine replica: data parallelism (--data-parallel) serves through "
+                "AsyncLLM, as baton serve does");
+  }
+  return options;
+}
+
 }  // namespace
 
 struct LLM::Impl {
@@ -22,7 +32,7 @@ struct LLM::Impl {
   FinishCounts finished;
 
   explicit Impl(const LLMOptions& options)
-      : loaded(options),
+      : loaded(one_replica(options)),
         engine(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config) {}
 
   // Runs every request through the engine together; `on_text` streams the first one's text.

@@ -50,6 +50,10 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.kv_dtype = parse_kv_cache_dtype(options.kv_cache_dtype);
   check_kv_cache_dtype(config.kv_dtype, c.head_dim);
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
+  if (options.parallel.pp_micro_batches < 0) {
+    throw Error(ErrorCategory::kInvalidArgument, "--pp-micro-batches must not be negative");
+  }
+  config.micro_batches = options.parallel.pp_micro_batches;
   const double bytes_per_block =
       static_cast<double>(bytes_per_token(*model, config.kv_dtype)) * options.kv_block_size;
   config.n_blocks = options.kv_cache_mib > 0

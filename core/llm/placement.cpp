@@ -9,6 +9,7 @@
 #include "core/engine/step_runner.h"
 #include "core/llm/handshake.h"
 #include "core/llm/loaded_model.h"
+#include "core/llm/replica_server.h"
 #include "models/model_config.h"
 
 namespace baton {
@@ -39,32 +40,44 @@ std::vector<int32_t> stage_layers(const LLMOptions& options, int32_t n_layer) {
 }  // namespace
 
 Placement place_process(const LLMOptions& options, const gguf::GgufFile& file) {
-  const int32_t tp = options.parallel.tensor_parallel, pp = options.parallel.pipeline_parallel;
-  if (tp < 1 || pp < 1) bad("--tensor-parallel and --pipeline-parallel must be at least 1");
-  if (!(options.parallel.dist_timeout_seconds > 0)) bad("--dist-timeout must be positive");
-  const int32_t ranks = tp * pp, launched = launched_world_size();
+  const ParallelOptions& parallel = options.parallel;
+  const int32_t dp = parallel.data_parallel, tp = parallel.tensor_parallel,
+                pp = parallel.pipeline_parallel;
+  if (dp < 1 || tp < 1 || pp < 1) {
+    bad("--data-parallel, --tensor-parallel and --pipeline-parallel must be at least 1");
+  }
+  if (!(parallel.dist_timeout_seconds > 0)) bad("--dist-timeout must be positive");
+  const int32_t per_replica = tp * pp, ranks = dp * per_replica, launched = launched_world_size();
   if (ranks == 1 && launched == 1) return {};
   if (launched != ranks) {
-    bad("the run needs --tensor-parallel " + std::to_string(tp) + " x --pipeline-parallel " +
-        std::to_string(pp) + " = " + std::to_string(ranks) + " processes, but " +
-        std::to_string(launched) + (launched == 1 ? " was" : " were") +
-        " started: launch with mpirun -np " + std::to_string(ranks) + " (or srun -n)");
+    bad("the run needs --data-parallel " + std::to_string(dp) + " x --pipeline-parallel " +
+        std::to_string(pp) + " x --tensor-parallel " + std::to_string(tp) + " = " +
+        std::to_string(ranks) + " processes, but " + std::to_string(launched) +
+        (launched == 1 ? " was" : " were") + " started: launch with mpirun -np " +
+        std::to_string(ranks) + " (or srun -n)");
   }
-  const std::shared_ptr<Communicator> world = open_world(options.parallel.dist_timeout_seconds);
+  const std::shared_ptr<Communicator> world = open_world(parallel.dist_timeout_seconds);
   handshake(*world, start_up_fingerprint(options, file));
-  const int32_t rank = world->rank(), stage = rank / tp, tp_rank = rank % tp;
-  auto group = std::make_shared<ReplicaGroup>();
-  group->replica = world;
-  if (tp > 1) group->tensor = world->split(stage, tp_rank);
-  if (pp > 1) group->pipeline = world->split(tp_rank, stage);
-  const std::vector<int32_t> layers = stage_layers(options, read_model_config(file).n_layer);
+  const int32_t replica_index = world->rank() / per_replica, rank = world->rank() % per_replica;
+  const int32_t stage = rank / tp, tp_rank = rank % tp;
   Placement placement;
+  placement.timeout_seconds = parallel.dist_timeout_seconds;
+  auto group = std::make_shared<ReplicaGroup>();
+  group->replica = dp > 1 ? world->split(replica_index, rank) : world;
+  if (tp > 1) group->tensor = group->replica->split(stage, tp_rank);
+  if (pp > 1) group->pipeline = group->replica->split(tp_rank, stage);
+  if (dp > 1) {
+    // Every rank takes part in the split; only the replicas' first ranks keep theirs.
+    std::shared_ptr<Communicator> leaders = world->split(rank == 0 ? 0 : 1, replica_index);
+    if (rank == 0) placement.replica_leaders = std::move(leaders);
+  }
+  const std::vector<int32_t> layers = stage_layers(options, read_model_config(file).n_layer);
   placement.shard.tp_rank = tp_rank;
   placement.shard.tp_size = tp;
   placement.shard.tensor_group = group->tensor.get();
   placement.shard.first_layer = std::accumulate(layers.begin(), layers.begin() + stage, 0);
   placement.shard.end_layer = placement.shard.first_layer + layers[static_cast<size_t>(stage)];
-  placement.replica = std::move(group);
+  if (per_replica > 1) placement.replica = std::move(group);
   return placement;
 }
 
@@ -75,6 +88,9 @@ bool is_follower_rank(const LLMOptions& options) {
 
 void follow_leader(const LLMOptions& options) {
   const LoadedModel loaded(options);
+  if (loaded.placement.replica_leaders) {
+    return serve_router_requests(loaded, *loaded.placement.replica_leaders);
+  }
   const PagedKvCache cache(kv_cache_shape(*loaded.model, loaded.engine_config), *loaded.backend);
   StepRunner runner(*loaded.model, *loaded.backend, cache, loaded.engine_config.replica);
   runner.follow();

@@ -56,6 +56,9 @@ class BATON_API AsyncLLM {
   // Ends the request with a final kAborted event; an unknown or finished id is ignored.
   void abort(uint64_t id);
   EngineStats stats() const;
+  // Each engine replica's counters and gauges (finish counts left zero), in replica order: one
+  // entry unless ParallelOptions::data_parallel routes requests over several.
+  std::vector<EngineStats> replica_stats() const;
   ModelSummary summary() const;
 
   // Safe from any thread: the tokenizer is immutable once loaded.

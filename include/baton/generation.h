@@ -12,6 +12,7 @@
 
 namespace baton {
 
+// A new field must also travel to data-parallel replicas: core/llm/replica_wire.cpp.
 struct GenerationParams {
   SamplingParams sampling;
   int32_t max_tokens = 128;       // new tokens at most; generation also stops at the context end

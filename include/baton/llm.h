@@ -15,15 +15,21 @@
 
 namespace baton {
 
-// Distributed inference (docs/distributed.md): the process is one of tensor_parallel ×
-// pipeline_parallel ranks that mpirun or srun started. Every layer is split over tensor_parallel
-// ranks; pipeline_parallel stages run contiguous layer ranges, pp_layers long each (empty: as
-// even as possible). A collective that makes no progress for dist_timeout_seconds ends the run
-// with an error naming the silent rank.
+// Distributed inference (docs/distributed.md): the process is one of data_parallel ×
+// pipeline_parallel × tensor_parallel ranks that mpirun or srun started. Every layer is split
+// over tensor_parallel ranks; pipeline_parallel stages run contiguous layer ranges, pp_layers
+// long each (empty: as even as possible). data_parallel whole replicas of that share the
+// requests: the first rank routes each to one of them (AsyncLLM only; LLM runs one replica).
+// A collective that makes no progress for dist_timeout_seconds ends the run with an error naming
+// the silent rank.
 struct ParallelOptions {
+  int32_t data_parallel = 1;
   int32_t tensor_parallel = 1;
   int32_t pipeline_parallel = 1;
   std::vector<int32_t> pp_layers;
+  // Micro-batches in flight through the pipeline stages at once: 0 means one per stage, so
+  // every stage has work; 1 runs one step at a time.
+  int32_t pp_micro_batches = 0;
   double dist_timeout_seconds = 120;
 };
 

@@ -8,13 +8,16 @@
 #include <sys/wait.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 #include <thread>
 
 #include "core/gguf/gguf_file.h"
+#include "models/quantize_model.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
@@ -106,8 +109,8 @@ TEST(DistributedCli, ARunThatNeedsMoreProcessesSaysHowToLaunchIt) {
       << alone.out;
   const testing::CommandResult three = run_shell(distributed(3, args));
   EXPECT_NE(three.exit_code, 0);
-  EXPECT_NE(three.out.find("needs --tensor-parallel 2 x --pipeline-parallel 1 = 2 processes, but "
-                           "3 were started"),
+  EXPECT_NE(three.out.find("needs --data-parallel 1 x --pipeline-parallel 1 x --tensor-parallel 2 "
+                           "= 2 processes, but 3 were started"),
             std::string::npos)
       << three.out;
 }
@@ -141,17 +144,17 @@ TEST(DistributedCli, RanksWithOtherFlagsOrAnotherModelFileFailFast) {
       << files.out;
 }
 
-// `mpirun -np 2 baton serve --tensor-parallel 2` started in the background, its output in a file.
+// `mpirun -np RANKS baton serve FLAGS` started in the background, its output in a file.
 class DistributedServer {
  public:
-  explicit DistributedServer(const std::string& log) : log_(log), tag_(log) {
+  explicit DistributedServer(const std::string& log, int ranks = 2,
+                             const std::string& flags = "--tensor-parallel 2 --dist-timeout 5 -m " +
+                                                        quoted(testing::demo_model()))
+      : log_(log), tag_(log) {
     // mpirun's ranks inherit its environment: the tag tells this server's ranks apart.
     const std::string command = "BATON_TEST_TAG=" + tag_ + " " +
-                                distributed(2,
-                                            "serve -t 1 --port 0 --tensor-parallel 2 "
-                                            "--dist-timeout 5 -m " +
-                                                quoted(testing::demo_model())) +
-                                " > " + log + " 2>&1";
+                                distributed(ranks, "serve -t 1 --port 0 " + flags) + " > " + log +
+                                " 2>&1";
     const char* argv[] = {"/bin/sh", "-c", command.c_str(), nullptr};
     // Its own process group, so that the test can end the shell and mpirun at once (mpirun then
     // ends the ranks).
@@ -162,9 +165,18 @@ class DistributedServer {
     posix_spawn(&pid_, "/bin/sh", nullptr, &attr, const_cast<char**>(argv), environ);
     posix_spawnattr_destroy(&attr);
   }
+  // mpirun's ranks are not in its process group, so killing the group would leave them
+  // behind: SIGTERM lets mpirun end them (the server drains and stops), SIGKILL follows if not.
   ~DistributedServer() {
-    kill(-pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
+    const pid_t group = pid_ > 0 ? pid_ : -pid_;
+    kill(-group, SIGTERM);
+    if (pid_ > 0) waitpid(group, nullptr, 0);
+    // mpirun, in the group, passes SIGTERM on to the ranks and exits once they have.
+    for (const Clock::time_point until = Clock::now() + std::chrono::seconds(30);
+         Clock::now() < until && kill(-group, 0) == 0;
+         std::this_thread::sleep_for(std::chrono::milliseconds(100))) {
+    }
+    kill(-group, SIGKILL);
   }
 
   std::string log() const {
@@ -248,6 +260,112 @@ TEST(DistributedCli, AKilledRankEndsTheRunNamingIt) {
   kill(follower, SIGKILL);
   EXPECT_TRUE(server.ends_within(20)) << server.log();
   EXPECT_NE(server.log().find("rank 1"), std::string::npos) << server.log();
+}
+
+using nlohmann::json;
+
+// Greedy completions of `prompts`, all sent at once, every other one streamed when `streams`.
+std::vector<std::string> complete_concurrently(int port, const std::vector<std::string>& prompts,
+                                               bool streams = true) {
+  std::vector<std::string> answers(prompts.size());
+  std::vector<std::thread> clients;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    clients.emplace_back([&, i] {
+      httplib::Client client("127.0.0.1", port);
+      client.set_read_timeout(std::chrono::seconds(60));
+      const bool stream = streams && i % 2 == 1;
+      const json request = {
+          {"prompt", prompts[i]}, {"max_tokens", 24}, {"temperature", 0}, {"stream", stream}};
+      const auto a = client.Post("/v1/completions", request.dump(), "application/json");
+      if (!a || a->status != 200) {
+        answers[i] = a ? "HTTP " + std::to_string(a->status) + " " + a->body : "no answer";
+        return;
+      }
+      if (!stream) {
+        answers[i] = json::parse(a->body)["choices"][0]["text"];
+        return;
+      }
+      std::istringstream lines(a->body);
+      for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("data: {", 0) == 0)
+          answers[i] += json::parse(line.substr(6))["choices"][0]["text"];
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  return answers;
+}
+
+// The value of the sample `name{labels}` in a Prometheus exposition; -1 when it is missing.
+double metric(const std::string& text, const std::string& sample) {
+  const size_t at = text.find("\n" + sample + " ");
+  return at == std::string::npos ? -1 : std::stod(text.substr(at + sample.size() + 2));
+}
+
+// An f32 copy of the demo model: f32 weights take the same kernel at every batch size, so a
+// greedy answer cannot depend on which requests shared its replica's steps.
+class F32Demo {
+ public:
+  F32Demo() : file_("demo_f32_cli.gguf") {
+    quantize_model(testing::demo_model(), file_.path(), *find_quantize_preset("f32"));
+  }
+  std::string path() const { return quoted(file_.path()); }
+
+ private:
+  testing::TempFile file_;
+};
+
+const std::vector<std::string> kPrompts = {"And God said",  "In the beginning", "Let there be",
+                                           "And the earth", "The waters",       "And it was so",
+                                           "Behold",        "And the evening"};
+
+TEST(DistributedCli, DataParallelServerAnswersWhatOneServerDoesOverBothReplicas) {
+  const F32Demo model;
+  std::vector<std::string> expected;
+  {
+    const testing::TempFile log("single_server.log");
+    DistributedServer single(log.path().string(), 1, "-m " + model.path());
+    const int port = single.wait_for_port();
+    ASSERT_GT(port, 0) << single.log();
+    expected = complete_concurrently(port, kPrompts);
+  }
+  const testing::TempFile log("data_parallel_server.log");
+  DistributedServer server(log.path().string(), 2, "--data-parallel 2 -m " + model.path());
+  const int port = server.wait_for_port();
+  ASSERT_GT(port, 0) << server.log();
+  EXPECT_EQ(complete_concurrently(port, kPrompts), expected);
+
+  httplib::Client client("127.0.0.1", port);
+  const auto scraped = client.Get("/metrics");
+  ASSERT_TRUE(scraped) << server.log();
+  const std::string& text = scraped->body;
+  const double total = metric(text, "baton_generation_tokens_total");
+  const double first = metric(text, "baton_replica_generation_tokens_total{replica=\"0\"}");
+  const double second = metric(text, "baton_replica_generation_tokens_total{replica=\"1\"}");
+  EXPECT_GT(first, 0) << text;
+  EXPECT_GT(second, 0) << text;
+  EXPECT_EQ(first + second, total) << text;
+}
+
+TEST(DistributedCli, AHungReplicaFailsItsRequestsAndEndsTheRunNamingIt) {
+  const testing::TempFile log("hung_replica.log");
+  DistributedServer server(
+      log.path().string(), 2,
+      "--data-parallel 2 --dist-timeout 5 -m " + quoted(testing::demo_model()));
+  const int port = server.wait_for_port();
+  ASSERT_GT(port, 0) << server.log();
+  const pid_t replica = server.rank_pid(1);
+  ASSERT_GT(replica, 0);
+  kill(replica, SIGSTOP);
+  // Two at once: the router spreads them, so one lands on the stopped replica.
+  const std::vector<std::string> answers =
+      complete_concurrently(port, {"And God", "Behold"}, /*streams=*/false);
+  const bool named = std::any_of(answers.begin(), answers.end(), [](const std::string& a) {
+    return a.rfind("HTTP 503", 0) == 0 && a.find("rank 1 did not respond") != std::string::npos;
+  });
+  EXPECT_TRUE(named) << answers[0] << "\n" << answers[1];
+  EXPECT_TRUE(server.ends_within(20)) << server.log();
+  EXPECT_NE(server.log().find("rank 1 did not respond"), std::string::npos) << server.log();
 }
 
 }  // namespace

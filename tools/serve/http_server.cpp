@@ -201,8 +201,9 @@ void Server::add_routes() {
                          "application/json");
   });
   http_.Get("/metrics", [this](const httplib::Request&, httplib::Response& response) {
-    response.set_content(metrics_.render(llm_->stats(), engine_->in_flight()),
-                         "text/plain; version=0.0.4");
+    response.set_content(
+        metrics_.render(llm_->stats(), llm_->replica_stats(), engine_->in_flight()),
+        "text/plain; version=0.0.4");
   });
   add_playground_routes(http_);
 }

@@ -61,6 +61,42 @@ void Histogram::render(std::string& out, const std::string& name) const {
   out += name + "_count " + std::to_string(count_) + "\n";
 }
 
+namespace {
+
+// Data parallelism: the figures above are sums over the replicas; these give each one's share,
+// labelled replica="0", "1", ...
+void render_replicas(std::string& out, const std::vector<EngineStats>& replicas) {
+  const auto family = [&](const std::string& name, const char* type, const char* help,
+                          const auto& value) {
+    metric_header(out, name, type, help);
+    for (size_t i = 0; i < replicas.size(); ++i) {
+      sample(out, name, static_cast<double>(value(replicas[i])),
+             "replica=\"" + std::to_string(i) + "\"");
+    }
+  };
+  family("baton_replica_num_requests_running", "gauge", "Sequences being computed, per replica.",
+         [](const EngineStats& s) { return s.running; });
+  family("baton_replica_num_requests_waiting", "gauge", "Sequences waiting, per replica.",
+         [](const EngineStats& s) { return s.waiting; });
+  family("baton_replica_kv_cache_usage_ratio", "gauge",
+         "Fraction of the replica's KV-cache blocks held by live sequences.",
+         [](const EngineStats& s) {
+           return s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total
+                                        : 0.0;
+         });
+  family("baton_replica_prompt_tokens_total", "counter", "Prompt tokens accepted, per replica.",
+         [](const EngineStats& s) { return s.prompt_tokens; });
+  family("baton_replica_generation_tokens_total", "counter", "Tokens generated, per replica.",
+         [](const EngineStats& s) { return s.generated_tokens; });
+  family("baton_replica_prefix_cache_hit_tokens_total", "counter",
+         "Prompt tokens served by the replica's prefix cache.",
+         [](const EngineStats& s) { return s.prefix_hit_tokens; });
+  family("baton_replica_preemptions_total", "counter", "Sequences preempted, per replica.",
+         [](const EngineStats& s) { return s.preemptions; });
+}
+
+}  // namespace
+
 ServerMetrics::ServerMetrics()
     : ttft_(kLatencyBuckets),
       tpot_(kPerTokenBuckets),
@@ -86,7 +122,8 @@ void ServerMetrics::count_response(int status) {
   ++responses_by_status_[status];
 }
 
-std::string ServerMetrics::render(const EngineStats& s, int32_t in_flight) const {
+std::string ServerMetrics::render(const EngineStats& s, const std::vector<EngineStats>& replicas,
+                                  int32_t in_flight) const {
   std::string out;
   const auto gauge = [&](const std::string& name, const char* help, double value) {
     metric_header(out, name, "gauge", help);
@@ -115,6 +152,7 @@ std::string ServerMetrics::render(const EngineStats& s, int32_t in_flight) const
   sample(out, "baton_request_success_total", s.finished_length, "finished_reason=\"length\"");
   sample(out, "baton_request_success_total", s.finished_aborted, "finished_reason=\"abort\"");
   counter("baton_request_failure_total", "Requests the engine rejected.", s.failed);
+  if (replicas.size() > 1) render_replicas(out, replicas);
 
   std::lock_guard lock(mutex_);
   metric_header(out, "baton_http_responses_total", "counter", "HTTP responses by status code.");

@@ -35,8 +35,10 @@ class ServerMetrics {
   // Takes a request's final event: its timings when it finished with an output.
   void observe(const StreamEvent& final_event);
   void count_response(int status);
-  // The Prometheus text exposition (format 0.0.4).
-  std::string render(const EngineStats& stats, int32_t in_flight) const;
+  // The Prometheus text exposition (format 0.0.4). `stats` sums over the engine replicas;
+  // with several, each one's figures follow, labelled by replica.
+  std::string render(const EngineStats& stats, const std::vector<EngineStats>& replicas,
+                     int32_t in_flight) const;
 
  private:
   mutable std::mutex mutex_;

@@ -110,5 +110,45 @@ TEST_F(SchedulerTest, SequenceCapLimitsARunningBatch) {
   EXPECT_EQ(scheduler.waiting_count(), 1u);
 }
 
+// Pipeline micro-batches: a step in flight holds its requests' sequences, so the next step takes
+// the others, at most max_chunks of them.
+TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 8}, blocks, 64);
+  std::vector<Sequence*> all;
+  for (int i = 0; i < 4; ++i) {
+    all.push_back(make(3));
+    scheduler.add(all.back());
+  }
+  StepLimits limits{.max_chunks = 2};
+  const StepPlan first = scheduler.schedule(limits);
+  ASSERT_EQ(first.chunks.size(), 2u);
+  for (const ScheduledChunk& c : first.chunks) limits.busy.insert(c.sequence->id);
+  const StepPlan second = scheduler.schedule(limits);
+  ASSERT_EQ(second.chunks.size(), 2u);
+  for (const ScheduledChunk& c : second.chunks) {
+    EXPECT_FALSE(limits.busy.contains(c.sequence->id)) << "sequence " << c.sequence->id;
+  }
+  for (const ScheduledChunk& c : second.chunks) limits.busy.insert(c.sequence->id);
+  EXPECT_TRUE(scheduler.schedule(limits).chunks.empty()) << "every request is in flight";
+}
+
+TEST_F(SchedulerTest, ASequenceInFlightIsNeverPreempted) {
+  BlockManager blocks(4, 4, false);  // 16 tokens in all
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* old_one = make(8);
+  Sequence* new_one = make(8);
+  scheduler.add(old_one);
+  scheduler.add(new_one);
+  complete(scheduler.schedule());  // both prefilled: 2 blocks each
+  // The newest one is in flight: the old one, needing a third block, gives way itself.
+  const StepPlan plan = scheduler.schedule({.busy = {new_one->id}});
+  ASSERT_EQ(plan.preempted.size(), 1u);
+  EXPECT_EQ(plan.preempted[0], old_one);
+  EXPECT_TRUE(plan.chunks.empty())
+      << plan.chunks[0].sequence->id << " " << plan.chunks[0].first << " " << plan.chunks[0].count;
+  EXPECT_EQ(new_one->computed, 8);
+}
+
 }  // namespace
 }  // namespace baton
