@@ -1,7 +1,6 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
@@ -267,8 +266,9 @@ size_t Engine::pipeline_depth() const {
 void Engine::fill_pipeline() {
   const size_t depth = pipeline_depth();
   while (in_flight_.size() < depth) {
-    limits_.max_chunks = micro_batch_sequences();
-    // Micro-batches of equal size keep the stages in step: each takes a share of the budget.
+    // Micro-batches of equal size keep the stages in step: each takes a share of the token
+    // budget. Decodes are not spread over micro-batches: a step reads every weight of its stage
+    // however few tokens it carries, so decodes split in two would read them twice per token.
     limits_.max_tokens =
         std::max<int32_t>(1, config_.scheduler.max_batch_tokens / static_cast<int32_t>(depth));
     StepPlan plan = scheduler_.schedule(limits_);
@@ -278,16 +278,6 @@ void Engine::fill_pipeline() {
     for (uint64_t id : plan_requests(plan)) limits_.busy.insert(id);
     in_flight_.push_back({.plan = std::move(plan), .launched = !batch.tokens.empty()});
   }
-}
-
-size_t Engine::micro_batch_sequences() const {
-  const size_t depth = pipeline_depth();
-  if (depth == 1) return std::numeric_limits<size_t>::max();
-  size_t busy = 0;
-  for (uint64_t id : limits_.busy) busy += requests_.at(id)->sequences.size();
-  const size_t idle = scheduler_.running_count() + scheduler_.waiting_count() - busy;
-  const size_t slots = depth - in_flight_.size();
-  return std::max<size_t>(1, (idle + slots - 1) / slots);
 }
 
 std::vector<SequenceUpdate> Engine::collect_oldest() {

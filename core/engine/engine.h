@@ -93,8 +93,8 @@ class Engine {
   }
   // Runs a step and returns what it produced. With pipeline stages, it first launches
   // micro-batches until EngineConfig::micro_batches (by default one per stage) are in flight,
-  // each taking an even share of the sequences no step in flight holds, then collects the
-  // oldest.
+  // each taking the sequences no step in flight holds within an even share of the token
+  // budget, then collects the oldest.
   std::vector<SequenceUpdate> step();
 
   EngineCounters counters() const;
@@ -147,8 +147,6 @@ class Engine {
   // The stages of step(), in order.
   void fill_pipeline();
   size_t pipeline_depth() const;
-  // How many sequences the next micro-batch may take.
-  size_t micro_batch_sequences() const;
   StepInput build_batch(const StepPlan& plan) const;
   // Applies the plan's copy-on-write block copies and starts the batch; counts the step.
   void launch(const StepPlan& plan, const StepInput& batch);

@@ -88,8 +88,7 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
 
 void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan) {
   for (size_t next = 0; next < waiting_.size() && budget > 0 &&
-                        running_.size() < static_cast<size_t>(config_.max_seqs) &&
-                        plan.chunks.size() < limits.max_chunks;) {
+                        running_.size() < static_cast<size_t>(config_.max_seqs);) {
     Sequence* sequence = waiting_[next];
     if (limits.busy_request(sequence)) {
       ++next;
@@ -134,7 +133,6 @@ StepPlan Scheduler::schedule(const StepLimits& limits) {
   int32_t budget = std::min(config_.max_batch_tokens, limits.max_tokens);
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {
-    if (plan.chunks.size() >= limits.max_chunks) break;
     // Preempted this step, or in a step in flight.
     if (sequence->status != SequenceStatus::kRunning || limits.busy_request(sequence)) continue;
     schedule_running(sequence, limits, budget, plan);

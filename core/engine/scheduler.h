@@ -34,11 +34,10 @@ struct StepPlan {
 };
 
 // With micro-batches in flight (pipeline parallelism), what one step may not take: the requests
-// with a sequence in a step not yet collected, more than `max_chunks` sequences, and more than
-// `max_tokens` tokens (within the scheduler's own budget).
+// with a sequence in a step not yet collected, and more than `max_tokens` tokens (within the
+// scheduler's own budget).
 struct StepLimits {
   std::set<uint64_t> busy;
-  size_t max_chunks = std::numeric_limits<size_t>::max();
   int32_t max_tokens = std::numeric_limits<int32_t>::max();
 
   bool busy_request(const Sequence* s) const { return busy.contains(s->id); }

@@ -111,7 +111,7 @@ TEST_F(SchedulerTest, SequenceCapLimitsARunningBatch) {
 }
 
 // Pipeline micro-batches: a step in flight holds its requests' sequences, so the next step takes
-// the others, at most max_chunks of them.
+// the others, within its share of the token budget.
 TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
   BlockManager blocks(32, 4, false);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 8}, blocks, 64);
@@ -120,7 +120,7 @@ TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
     all.push_back(make(3));
     scheduler.add(all.back());
   }
-  StepLimits limits{.max_chunks = 2};
+  StepLimits limits{.max_tokens = 6};  // two of the 3-token prompts
   const StepPlan first = scheduler.schedule(limits);
   ASSERT_EQ(first.chunks.size(), 2u);
   for (const ScheduledChunk& c : first.chunks) limits.busy.insert(c.sequence->id);
