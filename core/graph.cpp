@@ -141,4 +141,22 @@ Tensor Graph::all_reduce(const Tensor& x, Communicator& group, std::string name)
                 std::move(name));
 }
 
+Tensor Graph::lora(const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
+                   const Tensor& slots, std::string name) {
+  require(x.rank() == 2 && x.dtype() == DType::kF32, name,
+          "x must be [n, k] f32, got " + shape_of(x));
+  require(y.rank() == 2 && y.dtype() == DType::kF32 && y.dim(0) == x.dim(0), name,
+          "y must be [n, m] f32 with x's rows, got " + shape_of(y));
+  require(a.rank() == 3 && a.dtype() == DType::kF32 && a.dim(2) == x.dim(1), name,
+          "a must be [slots, r, k] f32 for x " + shape_of(x) + ", got " + shape_of(a));
+  require(bt.rank() == 3 && bt.dtype() == DType::kF32 && bt.dim(0) == a.dim(0) &&
+              bt.dim(1) == a.dim(1) && bt.dim(2) == y.dim(1),
+          name,
+          "bt must be [slots, r, m] f32 for a " + shape_of(a) + " and y " + shape_of(y) + ", got " +
+              shape_of(bt));
+  require(slots.rank() == 1 && slots.dtype() == DType::kI32 && slots.dim(0) == x.dim(0), name,
+          "slots must be [n] i32, got " + shape_of(slots));
+  return append(OpKind::kLora, {y, x, a, bt, slots}, DType::kF32, y.shape(), {}, std::move(name));
+}
+
 }  // namespace baton

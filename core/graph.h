@@ -48,6 +48,9 @@ class Graph {
   Tensor argmax(const Tensor& x, std::string name = "argmax");
   Tensor get_rows(const Tensor& x, const Tensor& rows, std::string name = "get_rows");
   Tensor all_reduce(const Tensor& x, Communicator& group, std::string name = "all_reduce");
+  // y plus each token's LoRA update from the adapter in its slot (OpKind::kLora).
+  Tensor lora(const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
+              const Tensor& slots, std::string name = "lora");
 
   const std::vector<Node>& nodes() const { return nodes_; }
 

@@ -38,6 +38,8 @@ std::string_view to_string(OpKind op) {
       return "get_rows";
     case OpKind::kAllReduce:
       return "all_reduce";
+    case OpKind::kLora:
+      return "lora";
   }
   return "unknown";
 }

@@ -44,6 +44,11 @@ enum class OpKind {
   // x f32 -> like x, summed element-wise over the ranks of CollectiveParams::group (the
   // all-reduce after a tensor-parallel row-split matmul); every rank runs the same node
   kAllReduce,
+  // y [n, m] f32, x [n, k] f32, a [slots, r, k] f32, bt [slots, r, m] f32, slot [n] i32 ->
+  // [n, m]: y plus, for each token t with slot[t] = s >= 0, bt[s]ᵀ · (a[s] · x[t]), LoRA's
+  // low-rank update B A x with B stored transposed, so that the expansion adds whole rows (the
+  // adapter's scale is folded into bt); tokens with slot -1 keep y
+  kLora,
 };
 
 std::string_view to_string(OpKind op);

@@ -14,6 +14,8 @@
 
 namespace baton {
 
+class LoraSlots;
+
 // Hyperparameters every decoder-only architecture reports, read from GGUF metadata. A model
 // loaded as a tensor-parallel shard reports its own rank's n_head, n_head_kv and n_ff (the
 // heads and feed-forward rows it holds); n_vocab and n_layer stay the whole model's.
@@ -82,6 +84,13 @@ struct StepInput {
   // On a pipeline stage after the first: the previous stage's output [tokens, n_embd], which
   // takes the embedding's place.
   std::optional<Tensor> hidden;
+  // LoRA adapters: the slots holding them and each token's slot (-1: the base model alone);
+  // null when no token of the step uses one.
+  struct Lora {
+    const LoraSlots* slots = nullptr;
+    std::vector<int32_t> token_slots;
+  };
+  std::shared_ptr<const Lora> lora;
 };
 
 // A step's view of the KV cache: one K and one V tensor per layer of the model's shard, each

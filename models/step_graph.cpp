@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "baton/error.h"
+#include "models/lora/lora_slots.h"
 
 namespace baton {
 
@@ -22,6 +23,13 @@ StepGraph::StepGraph(Graph& graph, Backend& backend, const ModelConfig& config,
   }
   ids_ = host_i32(input.tokens);
   positions_ = host_i32(input.layout->token_pos);
+  if (input.lora && input.lora->slots) {
+    if (input.lora->token_slots.size() != input.tokens.size()) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "a step with LoRA adapters needs a slot for each token");
+    }
+    lora_slots_ = host_i32(input.lora->token_slots);
+  }
   rope_ = config.rope;
   score_scale_ = config.attn_scale > 0.0f ? config.attn_scale
                                           : 1.0f / std::sqrt(static_cast<float>(config.head_dim));
@@ -48,6 +56,11 @@ Tensor StepGraph::embed(const Tensor& table, const std::string& name) {
 Tensor StepGraph::linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                          const std::string& name, Parallel parallel) {
   Tensor out = graph_.matmul(x, weight, name);
+  if (lora_slots_.defined()) {
+    if (const LoraSlots::Stack* stack = input_.lora->slots->find(name)) {
+      out = graph_.lora(out, x, stack->a, stack->bt, lora_slots_, name + "_lora");
+    }
+  }
   if (parallel == Parallel::kRow && shard_.tp_size > 1) {
     out = graph_.all_reduce(out, *shard_.tensor_group, name + "_all_reduce");
   }

@@ -53,9 +53,10 @@ class StepGraph {
 
   // The rows of `table` [n_vocab, n_embd] for the step's tokens.
   Tensor embed(const Tensor& table, const std::string& name);
-  // x · weightᵀ, plus `bias` when given (a node of its own, "<name>_bias"). A row-parallel
-  // weight's product is all-reduced over the shard's tensor group ("<name>_all_reduce") before
-  // the bias is added.
+  // x · weightᵀ, plus `bias` when given (a node of its own, "<name>_bias"). When the step
+  // carries LoRA adapters that can adapt `name`, each token's update follows the product
+  // ("<name>_lora"). A row-parallel weight's product is all-reduced over the shard's tensor group
+  // ("<name>_all_reduce") before the bias is added.
   Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
                 const std::string& name, Parallel parallel = Parallel::kReplicated);
   Tensor norm(const Tensor& x, const Tensor& weight, const std::string& name);
@@ -99,6 +100,7 @@ class StepGraph {
   const KvTensors& kv_;
   ModelShard shard_;
   Tensor ids_, positions_;
+  Tensor lora_slots_;  // each token's adapter slot; undefined when the step has no adapter
   RopeParams rope_;    // the config's, with LongRoPE's factors for this step's context
   float score_scale_;  // the attention's q·k multiplier
 };

@@ -31,5 +31,7 @@ void argmax(const Tensor& x, const Tensor& out);
 void get_rows(const Tensor& x, const Tensor& rows, const Tensor& out);
 // The element-wise sum of every rank's x, in double, added in rank order.
 void all_reduce(const Tensor& x, Communicator& group, const Tensor& out);
+void lora(const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt, const Tensor& slots,
+          const Tensor& out);
 
 }  // namespace baton::reference

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
       {"serve", baton::cli::add_serve_command(app)},
       {"chat", baton::cli::add_chat_command(app)},
       {"perplexity", baton::cli::add_perplexity_command(app)},
+      {"lora", baton::cli::add_lora_command(app)},
   };
   try {
     app.parse(argc, argv);

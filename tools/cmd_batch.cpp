@@ -52,6 +52,7 @@ Action add_batch_command(CLI::App& app) {
   return [flags] {
     resolve_model(flags->model);
     if (follow_if_follower(flags->model)) return 0;
+    if (flags->model.lora.size() == 1) flags->defaults.lora = flags->model.lora.front().name;
     const std::vector<Request> requests = read_requests(flags->input, flags->defaults);
     LLM llm(flags->model);
     const std::vector<GenerationOutput> outputs = llm.generate(requests);

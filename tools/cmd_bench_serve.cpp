@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -30,9 +31,19 @@ int run_bench_serve(ServeBenchFlags f) {
   o.generation.ignore_eos = !f.no_ignore_eos;
   if (o.endpoint.empty() || o.endpoint.front() != '/') o.endpoint.insert(0, "/");
   // Dataset errors are local and cheap, so they come before touching the server.
-  const std::vector<Prompt> prompts =
+  std::vector<Prompt> prompts =
       f.dataset.empty() ? random_prompts(f.requests, f.prompt_tokens, f.output_tokens, o.seed)
                         : load_prompt_dataset(f.dataset, f.requests, f.output_tokens);
+  // Several models (LoRA adapters of one base) take the requests in turn.
+  if (const size_t comma = f.model.find(','); comma != std::string::npos) {
+    std::vector<std::string> models;
+    for (size_t start = 0; start <= f.model.size();) {
+      const size_t end = std::min(f.model.find(',', start), f.model.size());
+      models.push_back(f.model.substr(start, end - start));
+      start = end + 1;
+    }
+    for (size_t i = 0; i < prompts.size(); ++i) prompts[i].model = models[i % models.size()];
+  }
   const std::optional<std::string> listed = probe_server(o);
   o.generation.model = f.model.empty() ? listed.value_or("") : f.model;
   if (o.generation.model.empty()) {
@@ -70,7 +81,9 @@ Action add_bench_serve_command(CLI::App& bench) {
   cmd->add_option("--url", f->load.url, "server base URL, e.g. http://127.0.0.1:8000")->required();
   cmd->add_option("--endpoint", f->load.endpoint, "/v1/completions or /v1/chat/completions")
       ->capture_default_str();
-  cmd->add_option("--model", f->model, "model name to send (default: first of GET /v1/models)");
+  cmd->add_option("--model", f->model,
+                  "model name to send, or several separated by commas, which the requests take in "
+                  "turn (LoRA adapters; default: first of GET /v1/models)");
   cmd->add_option("--api-key", f->load.api_key, "bearer token")->envname("OPENAI_API_KEY");
   cmd->add_option("--requests", f->requests, "requests to send")
       ->check(CLI::PositiveNumber)

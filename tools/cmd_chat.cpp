@@ -66,6 +66,7 @@ Action add_chat_command(CLI::App& app) {
   return [flags] {
     resolve_model(flags->model);
     if (follow_if_follower(flags->model)) return 0;
+    flags->generation.lora = single_lora(flags->model);
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();
     AsyncLLM llm(flags->model);
@@ -77,7 +78,7 @@ Action add_chat_command(CLI::App& app) {
     reset();
     std::cerr << "baton chat: " << llm.summary().architecture << " model; ";
     print_help();
-    print_kv_cache(llm.summary());
+    print_memory(llm.summary());
     for (std::string line; std::cout << "> " << std::flush, std::getline(std::cin, line);) {
       if (line == "/exit" || line == "/quit") break;
       if (line == "/reset") {

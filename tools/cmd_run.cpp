@@ -34,6 +34,7 @@ Action add_run_command(CLI::App& app) {
   return [flags] {
     resolve_model(flags->model);
     if (follow_if_follower(flags->model)) return 0;
+    flags->generation.lora = single_lora(flags->model);
     flags->generation.add_special = !flags->no_add_special;
     flags->generation.sampling.seed =
         flags->seed >= 0 ? static_cast<uint64_t>(flags->seed) : std::random_device{}();
@@ -54,7 +55,7 @@ Action add_run_command(CLI::App& app) {
                    out.prompt_tokens.size(), out.prompt_seconds * 1e3, prompt_tps,
                    out.tokens.size(), decode_tokens / std::max(out.generation_seconds, 1e-9),
                    to_string(out.finish_reason));
-      print_kv_cache(llm.summary());
+      print_memory(llm.summary());
     }
     return 0;
   };

@@ -46,6 +46,8 @@ Action add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
       ->capture_default_str();
+  cmd->add_flag("--allow-runtime-lora", options->allow_runtime_lora,
+                "serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's routes)");
   return [options] {
     // A checkpoint directory is served under its own name, not its cached conversion's.
     if (options->served_model_name.empty() && std::filesystem::is_directory(options->model.model)) {
@@ -59,7 +61,7 @@ Action add_serve_command(CLI::App& app) {
     std::cerr << "baton serve: model '" << server.model_name() << "' on http://" << options->host
               << ":" << server.port() << " (playground at /; Ctrl-C or SIGTERM to stop)"
               << std::endl;
-    print_kv_cache(server.model_summary());
+    print_memory(server.model_summary());
     std::atomic<bool> stopped{false};
     std::jthread signal_waiter([&server, &stopped, signals] {
       std::optional<std::jthread> drain;

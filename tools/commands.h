@@ -22,5 +22,7 @@ Action add_batch_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_chat_command(CLI::App& app);
 Action add_perplexity_command(CLI::App& app);
+// `lora merge`.
+Action add_lora_command(CLI::App& app);
 
 }  // namespace baton::cli

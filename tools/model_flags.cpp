@@ -3,9 +3,12 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "baton/error.h"
 #include "core/llm/placement.h"
 
 #include "tools/bundled_model.h"
@@ -40,6 +43,70 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
   add_no_repack_flag(cmd, o.repack_weights);
   add_parallel_flags(cmd, o.parallel);
+  add_lora_flags(cmd, o);
+}
+
+namespace {
+
+// "NAME=PATH", or a bare path named after its file (without the extension) or directory.
+LoraOptions lora_option(const std::string& spec, float scale) {
+  const size_t eq = spec.find('=');
+  if (eq != std::string::npos && eq > 0) return {spec.substr(0, eq), spec.substr(eq + 1), scale};
+  const std::filesystem::path path = std::filesystem::path(spec).lexically_normal();
+  const std::string name =
+      (path.has_filename() ? path : path.parent_path()).filename().replace_extension().string();
+  return {name, spec, scale};
+}
+
+float parse_scale(const std::string& text) {
+  try {
+    size_t used = 0;
+    const float scale = std::stof(text, &used);
+    if (used == text.size() && std::isfinite(scale)) return scale;
+  } catch (const std::exception&) {
+  }
+  // Thrown while CLI11 parses, which reports its own errors as usage errors.
+  throw CLI::ValidationError("--lora-scaled",
+                             "takes a path and a number, got scale '" + text + "'");
+}
+
+}  // namespace
+
+void add_lora_adapter_flags(CLI::App& cmd, std::vector<LoraOptions>& adapters) {
+  cmd.add_option_function<std::vector<std::string>>(
+      "--lora",
+      [&adapters](const std::vector<std::string>& specs) {
+        for (const std::string& spec : specs) adapters.push_back(lora_option(spec, 1.0f));
+      },
+      "LoRA adapter, [NAME=]PATH: a GGUF adapter or a PEFT directory (repeatable; docs/lora.md)");
+  cmd.add_option_function<std::vector<std::string>>(
+         "--lora-scaled",
+         [&adapters](const std::vector<std::string>& values) {
+           for (size_t i = 0; i + 1 < values.size(); i += 2) {
+             adapters.push_back(lora_option(values[i], parse_scale(values[i + 1])));
+           }
+         },
+         "LoRA adapter with its update scaled: [NAME=]PATH SCALE (repeatable)")
+      ->type_size(2);
+}
+
+void add_lora_flags(CLI::App& cmd, LLMOptions& o) {
+  add_lora_adapter_flags(cmd, o.lora);
+  cmd.add_option("--max-loras", o.max_loras,
+                 "LoRA adapters one batch can mix (default: as many as given)");
+  cmd.add_option("--max-lora-rank", o.max_lora_rank, "highest LoRA rank served")
+      ->capture_default_str();
+}
+
+std::string single_lora(const LLMOptions& options) {
+  if (options.lora.size() > 1) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "this command applies one LoRA adapter to everything it generates, got " +
+                    std::to_string(options.lora.size()) +
+                    "; serve several by name with baton serve, or bake them into one model with "
+                    "baton lora merge");
+  }
+  return options.lora.empty() ? "" : options.lora.front().name;
 }
 
 void add_parallel_flags(CLI::App& cmd, ParallelOptions& o) {
@@ -99,11 +166,15 @@ void resolve_model(LLMOptions& options) {
             << options.model << std::endl;
 }
 
-void print_kv_cache(const ModelSummary& s) {
+void print_memory(const ModelSummary& s) {
   std::fprintf(stderr, "KV cache: %s, %.1f KiB per token, %lld tokens in %.1f MiB\n",
                s.kv_cache_dtype.c_str(), static_cast<double>(s.kv_bytes_per_token) / 1024.0,
                static_cast<long long>(s.kv_cache_tokens),
                static_cast<double>(s.kv_bytes_per_token * s.kv_cache_tokens) / 1048576.0);
+  if (s.lora_slots > 0) {
+    std::fprintf(stderr, "LoRA: %d adapter slots, %.1f MiB\n", s.lora_slots,
+                 static_cast<double>(s.lora_slot_bytes) / 1048576.0);
+  }
 }
 
 void add_generation_flags(CLI::App& cmd, GenerationParams& g) {

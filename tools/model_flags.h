@@ -20,8 +20,9 @@ std::string resolve_model_path(const std::string& model);
 // resolve_model_path, and an unset `options.model` becomes the bundled demo model, said in one
 // line on stderr.
 void resolve_model(LLMOptions& options);
-// "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr.
-void print_kv_cache(const ModelSummary& summary);
+// "KV cache: q8_0, 8.5 KiB per token, 4096 tokens in 34.0 MiB" on stderr, and a line on the
+// LoRA slots when there are any.
+void print_memory(const ModelSummary& summary);
 // --tensor-parallel, --pipeline-parallel, --pp-layers, --pp-micro-batches, --dist-timeout (in
 // add_model_flags).
 void add_parallel_flags(CLI::App& cmd, ParallelOptions& options);
@@ -32,6 +33,14 @@ void add_data_parallel_flag(CLI::App& cmd, ParallelOptions& options);
 // is done, and returns true (the command then exits 0). False in a single process and on the
 // first rank, which goes on with the command.
 bool follow_if_follower(const LLMOptions& options);
+// --lora [NAME=]PATH and --lora-scaled [NAME=]PATH SCALE, repeatable. An adapter without a NAME
+// is named after its file or directory.
+void add_lora_adapter_flags(CLI::App& cmd, std::vector<LoraOptions>& adapters);
+// Those, --max-loras and --max-lora-rank (in add_model_flags).
+void add_lora_flags(CLI::App& cmd, LLMOptions& options);
+// The adapter a command that generates one stream at a time (run, chat) applies to every
+// request: the only one given, or none. Throws Error(kInvalidArgument) for more than one.
+std::string single_lora(const LLMOptions& options);
 // Sampling and stopping flags shared by the commands that generate.
 void add_generation_flags(CLI::App& cmd, GenerationParams& params);
 

@@ -81,6 +81,8 @@ void run_node(const Context& ctx, const Node& node) {
       return get_rows(ctx, in[0], in[1], node.output);
     case OpKind::kAllReduce:
       return all_reduce(in[0], *std::get<CollectiveParams>(node.params).group, node.output);
+    case OpKind::kLora:
+      return lora(ctx, in[0], in[1], in[2], in[3], in[4], node.output);
   }
 }
 

@@ -55,5 +55,8 @@ void softcap(const Context& ctx, const Tensor& x, float cap, const Tensor& out);
 void add(const Context& ctx, const Tensor& a, const Tensor& b, const Tensor& out);
 void softmax(const Context& ctx, const Tensor& x, const Tensor& out);
 void argmax(const Context& ctx, const Tensor& x, const Tensor& out);
+// y plus each token's update from the LoRA adapter in its slot (OpKind::kLora).
+void lora(const Context& ctx, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
+          const Tensor& slots, const Tensor& out);
 
 }  // namespace baton::cpu

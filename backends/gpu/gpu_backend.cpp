@@ -158,13 +158,14 @@ class GpuBackend final : public Backend {
     }
   }
 
-  // Gathers (embedding, get_rows) report a bad index on the device rather than read out of
-  // bounds; reading the report waits for the step, which the caller's download of the step's
-  // result does anyway.
+  // Gathers (embedding, get_rows) and the LoRA update report a bad index (a LoRA slot) on the
+  // device rather than read out of bounds; reading the report waits for the step, which the
+  // caller's download of the step's result does anyway.
   void check_index_errors(const std::vector<Node>& nodes) {
     bool gathers = false;
     for (const Node& node : nodes) {
-      gathers |= node.op == OpKind::kEmbedding || node.op == OpKind::kGetRows;
+      gathers |=
+          node.op == OpKind::kEmbedding || node.op == OpKind::kGetRows || node.op == OpKind::kLora;
     }
     if (!gathers) return;
     int32_t slot[3] = {};
@@ -174,6 +175,12 @@ class GpuBackend final : public Backend {
     if (slot[0] == 0) return;
     GPU_CHECK(gpuMemsetAsync(error_slot_->data(), 0, kErrorSlotBytes, stream_.handle));
     const Node& node = nodes.at(static_cast<size_t>(slot[0] - 1));
+    if (node.op == OpKind::kLora) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  node_label(node) + ": lora slot " + std::to_string(slot[1]) + " of token " +
+                      std::to_string(slot[2]) + " is outside the " +
+                      std::to_string(node.inputs[2].dim(0)) + " slots");
+    }
     const bool embedding = node.op == OpKind::kEmbedding;
     throw Error(ErrorCategory::kInvalidArgument,
                 node_label(node) + ": " + (embedding ? "embedding id " : "get_rows row ") +

@@ -148,6 +148,15 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
                       f32(node.output), index_error, ctx.stream);
     case OpKind::kAllReduce:
       return all_reduce(ctx, node);
+    case OpKind::kLora:
+      return lora(f32(in[0]), f32(in[1]), f32(in[2]), f32(in[3]), in[4].data<int32_t>(),
+                  f32(node.output),
+                  {.tokens = in[1].dim(0),
+                   .k = in[1].dim(1),
+                   .m = in[0].dim(1),
+                   .rank = in[2].dim(1),
+                   .n_slots = in[2].dim(0)},
+                  index_error, ctx.stream);
     case OpKind::kGeGlu:
     case OpKind::kScale:
     case OpKind::kSoftcap:

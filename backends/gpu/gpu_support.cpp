@@ -77,6 +77,9 @@ bool supports_dtypes(const Node& node) {
       const auto* collective = std::get_if<CollectiveParams>(&node.params);
       return arity(1) && is_f32(in[0]) && collective && collective->group;
     }
+    case OpKind::kLora:
+      return arity(5) && is_f32(in[0]) && is_f32(in[1]) && is_f32(in[2]) && is_f32(in[3]) &&
+             is_i32(in[4]) && in[2].dim(1) <= kMaxLoraRank;
     case OpKind::kGeGlu:  // Gemma 2's ops: no GPU kernels yet
     case OpKind::kScale:
     case OpKind::kSoftcap:

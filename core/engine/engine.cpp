@@ -67,6 +67,15 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
       runner_(model, backend, cache_, config.replica),
       blocks_(config.n_blocks, config.block_size, config.prefix_caching),
       scheduler_(config.scheduler, blocks_, config_.context_size) {
+  if (config.max_loras > 0) {
+    if (model.shard().tp_size > 1 || config.replica) {
+      throw Error(ErrorCategory::kUnsupported,
+                  "LoRA adapters are not supported with tensor or pipeline parallelism yet");
+    }
+    lora_ = std::make_unique<LoraResidency>(std::make_unique<LoraSlots>(
+        backend, model.config(), config.max_loras, config.max_lora_rank));
+  }
+  for (const auto& adapter : config.lora_adapters) add_lora(adapter);
   // A short prompt through the model from position 0, in blocks no sequence holds yet (every
   // sequence writes a position's K/V before reading it). Backends that prepare a weight or a
   // kernel at its first use (the CPU backend's Q4_0/Q8_0 panels, oneDNN's GEMM for F16/BF16
@@ -96,6 +105,13 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   }
   auto request = std::make_unique<Request>();
   request->params = params;
+  if (!params.lora.empty()) {
+    request->lora = lora_ ? lora_->find(params.lora) : std::nullopt;
+    if (!request->lora) {
+      throw Error(ErrorCategory::kInvalidArgument, "no LoRA adapter named '" + params.lora + "'" +
+                                                       (lora_ ? "" : ": this engine serves none"));
+    }
+  }
   counters_.prompt_tokens += static_cast<int64_t>(prompt.size());
   auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
@@ -104,11 +120,51 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->prompt_length = static_cast<int32_t>(prompt.size());
   s->tokens = std::move(prompt);
   s->sampler = std::make_unique<Sampler>(params.sampling);
-  scheduler_.add(s.get());
   const uint64_t id = s->id;
+  if (!request->lora || pin_adapter(*request, *s)) {
+    scheduler_.add(s.get());
+  } else {
+    parked_.push_back(id);
+  }
   request->sequences.push_back(std::move(s));
   requests_.emplace(id, std::move(request));
   return id;
+}
+
+bool Engine::pin_adapter(Request& request, Sequence& first) {
+  std::optional<LoraResidency::Pin> pin = lora_->acquire(*request.lora);
+  if (!pin) return false;
+  first.lora_slot = pin->slot();
+  first.adapter = pin->id();
+  request.lora_pin = std::move(*pin);
+  return true;
+}
+
+void Engine::admit_parked() {
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    const auto found = requests_.find(*it);
+    if (found == requests_.end()) {
+      it = parked_.erase(it);
+    } else if (pin_adapter(*found->second, *found->second->sequences.front())) {
+      scheduler_.add(found->second->sequences.front().get());
+      it = parked_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void Engine::add_lora(std::shared_ptr<const LoraAdapter> adapter) {
+  if (!lora_) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "this engine has no LoRA slots: set a maximum of adapters (--max-loras)");
+  }
+  lora_->add(std::move(adapter));
+}
+
+void Engine::remove_lora(const std::string& name) {
+  if (!lora_) throw Error(ErrorCategory::kInvalidArgument, "no LoRA adapter named '" + name + "'");
+  lora_->remove(name);
 }
 
 Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
@@ -123,6 +179,7 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   child->cached_prompt_tokens = parent.cached_prompt_tokens;
   child->prefix_looked_up = parent.prefix_looked_up;
   child->adapter = parent.adapter;
+  child->lora_slot = parent.lora_slot;
   child->blocks = blocks_.share(parent.blocks);
   SamplingParams sampling = parent.sampler->params();
   sampling.seed = sample_seed(request.params.sampling.seed, sample);
@@ -264,6 +321,7 @@ size_t Engine::pipeline_depth() const {
 }
 
 void Engine::fill_pipeline() {
+  if (!parked_.empty()) admit_parked();
   const size_t depth = pipeline_depth();
   while (in_flight_.size() < depth) {
     // Micro-batches of equal size keep the stages in step: each takes a share of the token
@@ -296,20 +354,28 @@ StepInput Engine::build_batch(const StepPlan& plan) const {
   auto layout = std::make_shared<PagedBatch>();
   layout->block_size = config_.block_size;
   StepInput input;
+  auto lora = std::make_shared<StepInput::Lora>();
+  bool adapted = false;
   for (size_t c = 0; c < plan.chunks.size(); ++c) {
     const ScheduledChunk& chunk = plan.chunks[c];
     const Sequence& s = *chunk.sequence;
     layout->block_tables.push_back(s.blocks.blocks);
+    adapted = adapted || s.lora_slot >= 0;
     for (int32_t i = chunk.first; i < chunk.first + chunk.count; ++i) {
       input.tokens.push_back(s.tokens[i]);
       layout->token_seq.push_back(static_cast<int32_t>(c));
       layout->token_pos.push_back(i);
+      lora->token_slots.push_back(s.lora_slot);
     }
     if (chunk.needs_logits)
       input.logit_rows.push_back(static_cast<int32_t>(input.tokens.size()) - 1);
   }
   input.layout = std::move(layout);
   input.context_size = config_.context_size;
+  if (adapted) {
+    lora->slots = &lora_->slots();
+    input.lora = std::move(lora);
+  }
   return input;
 }
 
@@ -418,7 +484,7 @@ EngineCounters Engine::counters() const {
   c.prefix_query_tokens = blocks_.prefix_query_tokens();
   c.prefix_hit_tokens = blocks_.prefix_hit_tokens();
   c.running = static_cast<int32_t>(scheduler_.running_count());
-  c.waiting = static_cast<int32_t>(scheduler_.waiting_count());
+  c.waiting = static_cast<int32_t>(scheduler_.waiting_count() + parked_.size());
   return c;
 }
 

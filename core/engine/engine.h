@@ -14,6 +14,7 @@
 #include "baton/generation.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
+#include "core/engine/lora_residency.h"
 #include "core/engine/replica_group.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/step_runner.h"
@@ -34,6 +35,11 @@ struct EngineConfig {
   std::shared_ptr<const ReplicaGroup> replica;
   // Steps in flight at once through pipeline stages: 0 means one per stage, 1 one at a time.
   int32_t micro_batches = 0;
+  // LoRA adapters in a batch at once (slots on the backend; 0: none is served) and the highest
+  // rank they may have.
+  int32_t max_loras = 0;
+  int32_t max_lora_rank = 16;
+  std::vector<std::shared_ptr<const LoraAdapter>> lora_adapters;  // served from the start
 };
 
 // The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
@@ -80,14 +86,22 @@ class Engine {
          const EngineConfig& config);
   ~Engine();
 
+  // A request naming a LoRA adapter (GenerationParams::lora) waits, without holding up the
+  // others, until the adapter has a slot. Throws Error(kInvalidArgument) for an unknown adapter.
   uint64_t add(std::vector<int32_t> prompt, const GenerationParams& params, int32_t priority = 0);
+  // Serves `adapter` under its name from now on. Throws Error(kInvalidArgument) when the engine
+  // has no LoRA slots (EngineConfig::max_loras), the name is taken, or the adapter's rank is
+  // above max_lora_rank.
+  void add_lora(std::shared_ptr<const LoraAdapter> adapter);
+  // Stops serving an adapter to new requests; those already using it finish with it.
+  void remove_lora(const std::string& name);
   // Ends a request; its blocks return to the pool. It reports nothing more. A request in a
   // micro-batch still in flight ends when that step is collected.
   void abort(uint64_t id);
   // Ends one sample of a request (a stop string matched it); the others go on. Beams are not
   // independent, so for beam search this ends the whole request.
   void abort_sample(uint64_t id, int32_t sample);
-  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty(); }
+  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty() || !parked_.empty(); }
   bool has_request(uint64_t id) const {
     return requests_.contains(id) && !deferred_aborts_.contains(id);
   }
@@ -117,7 +131,13 @@ class Engine {
     std::vector<FinishedBeam> finished_beams;
     std::chrono::steady_clock::time_point first_scheduled{};
     int32_t cached_prompt_tokens = 0;
+    std::optional<LoraResidency::Handle> lora;  // params.lora's adapter, as it arrived
+    LoraResidency::Pin lora_pin;                // its slot, once it has one
   };
+  // Gives a request its adapter's slot (true), or false when no slot is free yet.
+  bool pin_adapter(Request& request, Sequence& first);
+  // Requests whose adapter now has a slot join the scheduler.
+  void admit_parked();
   Sequence& fork(Request& request, Sequence& parent, int32_t sample);
   void remove_sequence(Request& request, Sequence* sequence);
   void drop(uint64_t id);
@@ -170,7 +190,9 @@ class Engine {
   StepRunner runner_;
   BlockManager blocks_;
   Scheduler scheduler_;
+  std::unique_ptr<LoraResidency> lora_;  // before requests_, whose pins it outlives
   std::map<uint64_t, std::unique_ptr<Request>> requests_;
+  std::deque<uint64_t> parked_;     // requests waiting for their adapter's slot, oldest first
   std::deque<InFlight> in_flight_;  // oldest first
   StepLimits limits_;               // busy: the requests of in_flight_'s plans
   std::set<uint64_t> deferred_aborts_;

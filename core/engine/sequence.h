@@ -25,7 +25,8 @@ struct Sequence {
   int32_t computed = 0;
   int32_t cached_prompt_tokens = 0;  // served by the prefix cache at admission
   bool prefix_looked_up = false;
-  uint64_t adapter = 0;
+  uint64_t adapter = 0;    // keeps prefix-cache blocks apart per LoRA adapter; 0: none
+  int32_t lora_slot = -1;  // the adapter's LoRA slot; -1: the base model alone
   BlockTable blocks;
   std::unique_ptr<Sampler> sampler;
   double cumulative_logprob = 0;  // of the generated tokens, under the raw model distribution

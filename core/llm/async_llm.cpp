@@ -13,6 +13,7 @@
 #include "core/llm/loaded_model.h"
 #include "core/llm/request_output.h"
 #include "core/llm/serving_engine.h"
+#include "models/lora/lora_adapter.h"
 
 namespace baton {
 namespace {
@@ -229,6 +230,17 @@ EngineStats AsyncLLM::stats() const {
 
 std::vector<EngineStats> AsyncLLM::replica_stats() const {
   return impl_->engine->replica_stats();
+}
+
+void AsyncLLM::load_lora_adapter(const LoraOptions& options) {
+  auto adapter = std::make_shared<LoraAdapter>(
+      read_lora_adapter(options.path, impl_->loaded.model->config(), options.scale));
+  adapter->name = options.name;
+  impl_->engine->add_lora(std::move(adapter));
+}
+
+void AsyncLLM::unload_lora_adapter(const std::string& name) {
+  impl_->engine->remove_lora(name);
 }
 
 ModelSummary AsyncLLM::summary() const {

@@ -33,6 +33,21 @@ void EngineLoop::abort_sample(uint64_t id, int32_t sample) {
   push({.kind = Command::Kind::kAbortSample, .id = id, .sample = sample});
 }
 
+void EngineLoop::add_lora(std::shared_ptr<const LoraAdapter> adapter) {
+  run_on_engine([adapter](Engine& engine) { engine.add_lora(adapter); });
+}
+
+void EngineLoop::remove_lora(const std::string& name) {
+  run_on_engine([name](Engine& engine) { engine.remove_lora(name); });
+}
+
+void EngineLoop::run_on_engine(std::function<void(Engine&)> task) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> result = done->get_future();
+  push({.kind = Command::Kind::kTask, .task = std::move(task), .done = done});
+  result.get();
+}
+
 EngineStats EngineLoop::stats() const {
   std::lock_guard lock(stats_mutex_);
   return stats_;
@@ -91,6 +106,14 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
       // request without an update: checked again after each step.
       sample_aborted_.insert(it->second);
       forget_if_gone(it->second);
+      return;
+    case Command::Kind::kTask:
+      try {
+        command.task(engine_);
+        command.done->set_value();
+      } catch (...) {
+        command.done->set_exception(std::current_exception());
+      }
       return;
   }
 }

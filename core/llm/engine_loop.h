@@ -3,6 +3,8 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <set>
@@ -32,16 +34,23 @@ class EngineLoop final : public ReplicaEngine {
   void abort(uint64_t id) override;
   void abort_sample(uint64_t id, int32_t sample) override;
   EngineStats stats() const override;
+  void add_lora(std::shared_ptr<const LoraAdapter> adapter) override;
+  void remove_lora(const std::string& name) override;
 
  private:
   struct Command {
-    enum class Kind { kAdd, kAbort, kAbortSample } kind;
+    enum class Kind { kAdd, kAbort, kAbortSample, kTask } kind;
     uint64_t id = 0;
     int32_t sample = 0;
     std::vector<int32_t> prompt;
     GenerationParams params;
     int32_t priority = 0;
+    // kTask: runs on the engine thread; the caller waits on `done` for it or its exception.
+    std::function<void(Engine&)> task;
+    std::shared_ptr<std::promise<void>> done;
   };
+  // Runs `task` on the engine thread between steps and returns when it has run.
+  void run_on_engine(std::function<void(Engine&)> task);
   void push(Command command);
   void run(std::stop_token stop);
   void execute(Command& command, std::vector<SequenceUpdate>& updates);

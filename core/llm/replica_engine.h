@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "baton/generation.h"
@@ -29,6 +31,11 @@ class ReplicaEngine {
   virtual EngineStats stats() const = 0;
   // The same per replica, in replica order: one entry unless requests are routed over several.
   virtual std::vector<EngineStats> replica_stats() const { return {stats()}; }
+  // Serves `adapter`, or stops serving one, from the next request on; returns once done and
+  // throws what the engine throws (Engine::add_lora, remove_lora). Replicas in other processes
+  // would each need the adapter's file: not supported yet.
+  virtual void add_lora(std::shared_ptr<const LoraAdapter> adapter);
+  virtual void remove_lora(const std::string& name);
 };
 
 }  // namespace baton

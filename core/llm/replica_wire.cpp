@@ -101,6 +101,7 @@ void put_params(Writer& w, const GenerationParams& p) {
   w.put(p.use_beam_search);
   w.put(p.beam_width);
   w.put(p.length_penalty);
+  w.put_text(p.lora);
 }
 
 GenerationParams get_params(Reader& r) {
@@ -119,6 +120,7 @@ GenerationParams get_params(Reader& r) {
   p.use_beam_search = r.get<bool>();
   p.beam_width = r.get<int32_t>();
   p.length_penalty = r.get<float>();
+  p.lora = r.get_text();
   return p;
 }
 

@@ -65,6 +65,13 @@ class BATON_API AsyncLLM {
   std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
   // A token as text for display (logprobs): control tokens spelled out, bytes as they are.
   std::string token_text(int32_t token) const;
+  // Serves a LoRA adapter under `adapter.name` from the next request on (docs/lora.md). Throws
+  // baton::Error when it cannot be read or does not fit the model, its name is taken, its rank is
+  // above LLMOptions::max_lora_rank, or there are no LoRA slots (LLMOptions::max_loras).
+  void load_lora_adapter(const LoraOptions& adapter);
+  // Stops serving an adapter to new requests; those already using it finish with it. Throws
+  // baton::Error for a name not loaded.
+  void unload_lora_adapter(const std::string& name);
   // The conversation rendered by the model's chat template, and tokenized.
   ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,
                          bool add_generation_prompt) const;

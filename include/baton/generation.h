@@ -33,6 +33,8 @@ struct GenerationParams {
   bool use_beam_search = false;
   int32_t beam_width = 4;
   float length_penalty = 1.0f;
+  // The LoRA adapter to generate with, by the name it was loaded under; empty: the base model.
+  std::string lora;
 };
 
 enum class FinishReason {

@@ -33,6 +33,15 @@ struct ParallelOptions {
   double dist_timeout_seconds = 120;
 };
 
+// A LoRA adapter served beside the base model (docs/lora.md): a llama.cpp GGUF adapter file or a
+// PEFT directory, asked for by `name` in GenerationParams::lora, its update scaled by `scale` on
+// top of the adapter's own alpha / r.
+struct LoraOptions {
+  std::string name;
+  std::string path;
+  float scale = 1.0f;
+};
+
 struct LLMOptions {
   std::string model;         // path to a GGUF file
   std::string backend;       // "" = $BATON_BACKEND or "cpu"
@@ -50,7 +59,12 @@ struct LLMOptions {
   // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
   // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.
   bool repack_weights = true;
-  ParallelOptions parallel;  // the run this process is a rank of, if any
+  ParallelOptions parallel;       // the run this process is a rank of, if any
+  std::vector<LoraOptions> lora;  // adapters requests may name
+  // LoRA adapters in one batch at once, each in a slot of backend memory reserved at load; 0
+  // means as many as `lora` lists. max_lora_rank bounds the rank of any adapter served.
+  int32_t max_loras = 0;
+  int32_t max_lora_rank = 16;
 };
 
 // One prompt with its own parameters, for batches whose requests differ.
@@ -102,6 +116,8 @@ struct ModelSummary {
   std::string kv_cache_dtype;  // "f32", "f16", "bf16", "q8_0", "int8_scaled" or "fp8_e4m3"
   int64_t kv_bytes_per_token;  // K and V of one token over all layers
   int64_t kv_cache_tokens;     // tokens the whole pool holds
+  int32_t lora_slots;          // LoRA adapters a batch can mix (0: none)
+  int64_t lora_slot_bytes;     // backend memory reserved for them
 };
 
 // One turn of a conversation, as the OpenAI chat API sends it.

@@ -10,6 +10,7 @@
 #include "core/tensor.h"
 #include "models/hf_import/checkpoint_weights.h"
 #include "models/hf_import/llama_config.h"
+#include "models/hf_import/rotary_rows.h"
 
 namespace baton::hf {
 
@@ -31,11 +32,5 @@ struct TensorMapping {
 // missing one, or one whose shape is not what config.json implies.
 std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
                                              const CheckpointWeights& weights);
-
-// The checkpoint row that holds row `row` of a q or k projection in GGUF order. Hugging Face
-// keeps each head's rotary pairs as its two halves (rotate_half: pair i is rows i and
-// i + head_dim/2), GGUF llama as adjacent rows 2i and 2i + 1, as llama.cpp's converter permutes
-// them.
-int64_t rotate_half_source_row(int64_t row, int64_t head_dim);
 
 }  // namespace baton::hf

@@ -78,6 +78,9 @@ void dispatch(const Node& node) {
       if (!group) throw Error(ErrorCategory::kInvalidArgument, "needs a communicator");
       return all_reduce(in[0], *group, node.output);
     }
+    case OpKind::kLora:
+      require_inputs(node, 5);
+      return lora(in[0], in[1], in[2], in[3], in[4], node.output);
   }
   throw Error(ErrorCategory::kUnsupported, "unknown op");
 }

@@ -1,4 +1,4 @@
-// Reference matmul, embedding and get_rows on hand-computed cases.
+// Reference matmul, embedding, get_rows and the LoRA update on hand-computed cases.
 
 #include <gtest/gtest.h>
 
@@ -75,6 +75,20 @@ TEST(ReferenceGetRows, GathersRowsInOrderAndRejectsBadRows) {
   reference::get_rows(x, i32_tensor({2, 2, 0}), out);
   EXPECT_EQ(values_of(out), (std::vector<float>{5, 6, 5, 6, 1, 2}));
   EXPECT_THROW(reference::get_rows(x, i32_tensor({-1}), Tensor::host(DType::kF32, {1, 2})), Error);
+}
+
+TEST(ReferenceLora, AddsEachTokensAdapterUpdateAndLeavesBaseTokens) {
+  // x [3, 2]; two slots of rank 1: a[0] = [1, 1], B[0] = [[2], [0]] (bt[0] = [[2, 0]]); a[1] =
+  // [1, -1], B[1] = [[0], [3]]. Token 0 uses slot 1, token 1 none, token 2 slot 0.
+  const Tensor y = f32_tensor({3, 2}, {10, 20, 30, 40, 50, 60});
+  const Tensor x = f32_tensor({3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor a = f32_tensor({2, 1, 2}, {1, 1, 1, -1});
+  const Tensor bt = f32_tensor({2, 1, 2}, {2, 0, 0, 3});
+  Tensor out = Tensor::host(DType::kF32, {3, 2});
+  reference::lora(y, x, a, bt, i32_tensor({1, -1, 0}), out);
+  // token 0: a[1]·x = -1, b[1]·(-1) = [0, -3]; token 2: a[0]·x = 11, b[0]·11 = [22, 0].
+  EXPECT_EQ(values_of(out), (std::vector<float>{10, 17, 30, 40, 72, 60}));
+  EXPECT_THROW(reference::lora(y, x, a, bt, i32_tensor({2, -1, 0}), out), Error);
 }
 
 }  // namespace

@@ -53,7 +53,8 @@ def bench(args, url):
     out = subprocess.run(
         [args.baton, "bench", "serve", "--url", url, "--requests", str(args.requests),
          "--concurrency", str(args.concurrency), "--prompt-tokens", str(args.prompt_tokens),
-         "--output-tokens", str(args.output_tokens), "--stream", "--json"],
+         "--output-tokens", str(args.output_tokens), "--stream", "--json"] +
+        (["--model", args.model_names] if getattr(args, "model_names", None) else []),
         check=True, capture_output=True, text=True).stdout
     return json.loads(out)
 

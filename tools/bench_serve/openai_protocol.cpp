@@ -48,7 +48,7 @@ Api api_for_endpoint(std::string_view endpoint) {
 }
 
 std::string request_body(Api api, const GenerationSettings& settings, const Prompt& prompt) {
-  nlohmann::json body = {{"model", settings.model},
+  nlohmann::json body = {{"model", prompt.model.empty() ? settings.model : prompt.model},
                          {"max_tokens", prompt.max_tokens},
                          {"temperature", settings.temperature},
                          {"stream", settings.stream}};

@@ -10,6 +10,7 @@ namespace baton::bench_serve {
 struct Prompt {
   std::string text;
   int32_t max_tokens = 0;
+  std::string model;  // the model (or LoRA adapter) to ask; empty: the run's model
 };
 
 // `count` prompts of `words` words each, drawn from a fixed list of common English words that

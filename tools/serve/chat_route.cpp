@@ -56,13 +56,14 @@ struct ChatCall {
 };
 
 ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
-  check_model_name(body, context);
+  const std::string lora = requested_lora(body, context);
   // Newer OpenAI clients send max_completion_tokens in place of max_tokens.
   if (field_given(body, "max_completion_tokens") && !field_given(body, "max_tokens")) {
     body["max_tokens"] = body["max_completion_tokens"];
   }
   ChatCall call;
   call.params = read_generation_params(body, context.context_size);
+  call.params.lora = lora;
   const int64_t top = read_int(body, "top_logprobs", 0);
   if (top < 0 || top > kMaxTopLogprobs) {
     throw bad_field("top_logprobs", "must be between 0 and " + std::to_string(kMaxTopLogprobs));
@@ -79,9 +80,9 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   return call;
 }
 
-nlohmann::json envelope(const std::string& id, const char* object, const RouteContext& context) {
-  return {
-      {"id", id}, {"object", object}, {"created", unix_seconds()}, {"model", context.model_name}};
+// `model`: the name the request asked for (served_model).
+nlohmann::json envelope(const std::string& id, const char* object, const std::string& model) {
+  return {{"id", id}, {"object", object}, {"created", unix_seconds()}, {"model", model}};
 }
 
 nlohmann::json logprobs_or_null(const ChatCall& call, const std::vector<TokenLogprobs>& tokens,
@@ -103,7 +104,7 @@ void answer_whole(const RouteContext& context, const ChatCall& call, RequestGrou
   }
   Usage usage;
   usage.add(output);
-  nlohmann::json body = envelope(id, "chat.completion", context);
+  nlohmann::json body = envelope(id, "chat.completion", served_model(call.params, context));
   body["choices"] = std::move(choices);
   body["usage"] = usage.to_json();
   response.set_content(json_text(body), "application/json");
@@ -113,9 +114,10 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
                    std::shared_ptr<RequestGroup> group, const std::string& id,
                    httplib::Response& response) {
   auto usage = std::make_shared<Usage>();
-  const auto chunk = [id, &context](size_t index, nlohmann::json delta, nlohmann::json logprobs,
-                                    const char* finish_reason) {
-    nlohmann::json c = envelope(id, "chat.completion.chunk", context);
+  const std::string model = served_model(call.params, context);
+  const auto chunk = [id, model](size_t index, nlohmann::json delta, nlohmann::json logprobs,
+                                 const char* finish_reason) {
+    nlohmann::json c = envelope(id, "chat.completion.chunk", model);
     c["choices"] = {
         {{"index", index},
          {"delta", std::move(delta)},
@@ -150,10 +152,9 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
     }
     return write(out);
   };
-  const auto on_end = [&context, id, usage,
-                       include_usage = call.include_usage](const WriteFn& write) {
+  const auto on_end = [model, id, usage, include_usage = call.include_usage](const WriteFn& write) {
     return write(
-        openai_stream_end(envelope(id, "chat.completion.chunk", context), *usage, include_usage));
+        openai_stream_end(envelope(id, "chat.completion.chunk", model), *usage, include_usage));
   };
   stream_events(response, "text/event-stream", kSseKeepAlive, std::move(group), on_events, on_end);
 }

@@ -65,9 +65,9 @@ struct CompletionCall {
 };
 
 CompletionCall read_call(const nlohmann::json& body, const RouteContext& context) {
-  check_model_name(body, context);
   CompletionCall call;
   call.params = read_generation_params(body, kDefaultMaxTokens);
+  call.params.lora = requested_lora(body, context);
   // As in OpenAI's API, logprobs: 0 still reports the chosen tokens' log-probabilities.
   const int64_t logprobs = read_int(body, "logprobs", -1);
   if (logprobs < -1 || logprobs > kMaxLogprobs) {
@@ -86,11 +86,9 @@ CompletionCall read_call(const nlohmann::json& body, const RouteContext& context
   return call;
 }
 
-nlohmann::json envelope(const std::string& id, const RouteContext& context) {
-  return {{"id", id},
-          {"object", "text_completion"},
-          {"created", unix_seconds()},
-          {"model", context.model_name}};
+// `model`: the name the request asked for (served_model).
+nlohmann::json envelope(const std::string& id, const std::string& model) {
+  return {{"id", id}, {"object", "text_completion"}, {"created", unix_seconds()}, {"model", model}};
 }
 
 void answer_whole(const RouteContext& context, const CompletionCall& call, RequestGroup& group,
@@ -112,7 +110,7 @@ void answer_whole(const RouteContext& context, const CompletionCall& call, Reque
                          {"finish_reason", to_string(c.finish_reason)}});
     }
   }
-  nlohmann::json body = envelope(id, context);
+  nlohmann::json body = envelope(id, served_model(call.params, context));
   body["choices"] = std::move(choices);
   body["usage"] = usage.to_json();
   response.set_content(json_text(body), "application/json");
@@ -128,9 +126,10 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
                    std::shared_ptr<RequestGroup> group, const std::string& id,
                    httplib::Response& response) {
   auto state = std::make_shared<StreamState>();
-  const auto chunk = [id, &context](size_t index, const std::string& text,
-                                    const nlohmann::json& logprobs, const char* finish_reason) {
-    nlohmann::json c = envelope(id, context);
+  const std::string model = served_model(call.params, context);
+  const auto chunk = [id, model](size_t index, const std::string& text,
+                                 const nlohmann::json& logprobs, const char* finish_reason) {
+    nlohmann::json c = envelope(id, model);
     c["choices"] = {
         {{"index", index},
          {"text", text},
@@ -169,9 +168,8 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
     }
     return write(out);
   };
-  const auto on_end = [&context, id, state,
-                       include_usage = call.include_usage](const WriteFn& write) {
-    return write(openai_stream_end(envelope(id, context), state->usage, include_usage));
+  const auto on_end = [model, id, state, include_usage = call.include_usage](const WriteFn& write) {
+    return write(openai_stream_end(envelope(id, model), state->usage, include_usage));
   };
   stream_events(response, "text/event-stream", kSseKeepAlive, std::move(group), on_events, on_end);
 }

@@ -107,13 +107,15 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
   try {
     for (; added < requests.size(); ++added) {
       const size_t i = added;
-      const uint64_t id =
-          llm_.add_request(std::move(requests[i]), [this, state, i](const StreamEvent& event) {
-            // Counted out before the client can see its last event, so a client that sends its
-            // next request at once finds the room it left.
-            if (event.finished) request_finished(event);
-            state->push(i, event);
-          });
+      const std::string adapter = requests[i].params.lora;
+      const uint64_t id = llm_.add_request(std::move(requests[i]),
+                                           [this, state, i, adapter](const StreamEvent& event) {
+                                             // Counted out before the client can see its last
+                                             // event, so a client that sends its next request at
+                                             // once finds the room it left.
+                                             if (event.finished) request_finished(event, adapter);
+                                             state->push(i, event);
+                                           });
       std::lock_guard lock(state->mutex);
       state->ids[i] = id;
     }
@@ -132,13 +134,13 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
   return group;
 }
 
-void EngineClient::request_finished(const StreamEvent& event) {
+void EngineClient::request_finished(const StreamEvent& event, const std::string& adapter) {
   {
     std::lock_guard lock(mutex_);
     --in_flight_;
   }
   idle_.notify_all();
-  metrics_.observe(event);
+  metrics_.observe(event, adapter);
 }
 
 void EngineClient::group_closed() {

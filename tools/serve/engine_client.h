@@ -68,7 +68,8 @@ class EngineClient {
 
  private:
   friend class RequestGroup;
-  void request_finished(const StreamEvent& event);
+  // `adapter`: the request's LoRA adapter, empty for the base model.
+  void request_finished(const StreamEvent& event, const std::string& adapter);
   void group_closed();
 
   AsyncLLM& llm_;

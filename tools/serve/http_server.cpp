@@ -39,12 +39,15 @@ std::string default_model_name(const std::string& path) {
 }
 
 // Checked before the model loads, so a bad flag fails at once.
-const ServeOptions& validated(const ServeOptions& options) {
+ServeOptions validated(ServeOptions options) {
   if (options.max_queue < 1) {
     throw Error(ErrorCategory::kInvalidArgument, "--max-queue must be at least 1");
   }
   if (!(options.shutdown_timeout_seconds >= 0)) {
     throw Error(ErrorCategory::kInvalidArgument, "--shutdown-timeout must not be negative");
+  }
+  if (options.allow_runtime_lora && options.model.max_loras == 0) {
+    options.model.max_loras = static_cast<int32_t>(options.model.lora.size()) + 1;
   }
   return options;
 }
@@ -53,17 +56,27 @@ const ServeOptions& validated(const ServeOptions& options) {
 
 Server::Server(const ServeOptions& options)
     : options_(validated(options)),
-      llm_(std::make_unique<AsyncLLM>(options.model)),
+      llm_(std::make_unique<AsyncLLM>(options_.model)),
       engine_(std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_)) {
   const ModelSummary summary = llm_->summary();
-  context_ = std::make_unique<RouteContext>(RouteContext{
-      .llm = *llm_,
-      .engine = *engine_,
-      .metrics = metrics_,
-      .model_name = options.served_model_name.empty() ? default_model_name(options.model.model)
-                                                      : options.served_model_name,
-      .context_size = summary.context_size,
-      .vocab_size = summary.n_vocab});
+  const std::string model_name = options.served_model_name.empty()
+                                     ? default_model_name(options.model.model)
+                                     : options.served_model_name;
+  for (const LoraOptions& lora : options.model.lora) {
+    if (lora.name == model_name) {
+      throw Error(ErrorCategory::kInvalidArgument, "the LoRA adapter '" + lora.name +
+                                                       "' has the served model's name; name it "
+                                                       "with --lora NAME=PATH");
+    }
+    adapters_.add(lora.name, lora.path);
+  }
+  context_ = std::make_unique<RouteContext>(RouteContext{.llm = *llm_,
+                                                         .engine = *engine_,
+                                                         .metrics = metrics_,
+                                                         .model_name = model_name,
+                                                         .adapters = adapters_,
+                                                         .context_size = summary.context_size,
+                                                         .vocab_size = summary.n_vocab});
   // Every HTTP call holds a pool thread for its whole generation, so the pool must hold the
   // queue limit; httplib takes ownership of the pool it is handed.
   const size_t threads = static_cast<size_t>(options.max_queue) + kSpareHttpThreads;
@@ -187,13 +200,27 @@ void Server::add_routes() {
   http_.Post("/v1/chat/completions", route(handle_chat_completions));
   http_.Post("/generate", route(handle_generate));
   http_.Post("/generate_stream", route(handle_generate_stream));
+  if (options_.allow_runtime_lora) {
+    http_.Post("/v1/load_lora_adapter", route(handle_load_lora_adapter));
+    http_.Post("/v1/unload_lora_adapter", route(handle_unload_lora_adapter));
+  }
   http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& response) {
-    const nlohmann::json model = {{"id", context_->model_name},
-                                  {"object", "model"},
-                                  {"created", unix_seconds()},
-                                  {"owned_by", "baton"},
-                                  {"max_model_len", context_->context_size}};
-    response.set_content(json_text({{"object", "list"}, {"data", {model}}}), "application/json");
+    const auto entry = [this](const std::string& id, const std::string& root,
+                              const nlohmann::json& parent) {
+      return nlohmann::json{{"id", id},
+                            {"object", "model"},
+                            {"created", unix_seconds()},
+                            {"owned_by", "baton"},
+                            {"root", root},
+                            {"parent", parent},
+                            {"max_model_len", context_->context_size}};
+    };
+    // Each LoRA adapter is a model of its own whose parent is the base, as vLLM lists them.
+    nlohmann::json data = {entry(context_->model_name, context_->model_name, nullptr)};
+    for (const auto& [name, path] : context_->adapters.list()) {
+      data.push_back(entry(name, path, context_->model_name));
+    }
+    response.set_content(json_text({{"object", "list"}, {"data", data}}), "application/json");
   });
   http_.Get("/health", [this](const httplib::Request&, httplib::Response& response) {
     response.status = draining_ ? 503 : 200;

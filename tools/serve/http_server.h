@@ -24,6 +24,9 @@ struct ServeOptions {
   int32_t max_queue = 256;        // requests in flight (running or waiting) before 429
   double shutdown_timeout_seconds = 30;
   size_t max_body_bytes = 16u << 20;
+  // vLLM's POST /v1/load_lora_adapter and /v1/unload_lora_adapter; with no --max-loras, one
+  // LoRA slot more than the adapters given at start-up is reserved for them.
+  bool allow_runtime_lora = false;
 };
 
 // Baton's HTTP front end: OpenAI-compatible completions and chat, vLLM and TGI generate, models,
@@ -52,6 +55,7 @@ class Server {
 
   ServeOptions options_;
   ServerMetrics metrics_;
+  ServedAdapters adapters_;
   std::unique_ptr<AsyncLLM> llm_;
   std::unique_ptr<EngineClient> engine_;
   std::unique_ptr<RouteContext> context_;

@@ -16,16 +16,21 @@ nlohmann::json parse_json_body(const std::string& body) {
   return json;
 }
 
-void check_model_name(const nlohmann::json& body, const RouteContext& context) {
+std::string requested_lora(const nlohmann::json& body, const RouteContext& context) {
   const auto it = body.find("model");
-  if (it == body.end() || it->is_null()) return;
+  if (it == body.end() || it->is_null()) return "";
   if (!it->is_string()) throw bad_field("model", "must be a string");
-  if (it->get<std::string>() != context.model_name) {
-    throw ApiError(400,
-                   "the model '" + it->get<std::string>() +
-                       "' does not exist; this server serves '" + context.model_name + "'",
-                   "model", "model_not_found");
-  }
+  const std::string name = it->get<std::string>();
+  if (name == context.model_name) return "";
+  if (context.adapters.contains(name)) return name;
+  std::string served = "'" + context.model_name + "'";
+  for (const auto& [adapter, path] : context.adapters.list()) served += ", '" + adapter + "'";
+  throw ApiError(404, "the model '" + name + "' does not exist; this server serves " + served,
+                 "model", "model_not_found");
+}
+
+std::string served_model(const GenerationParams& params, const RouteContext& context) {
+  return params.lora.empty() ? context.model_name : params.lora;
 }
 
 GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens) {

@@ -12,8 +12,11 @@ namespace baton::serve {
 // The request body as JSON; malformed JSON or a non-object is ApiError 400.
 nlohmann::json parse_json_body(const std::string& body);
 
-// A "model" field, when present, must name the served model.
-void check_model_name(const nlohmann::json& body, const RouteContext& context);
+// The LoRA adapter a request's "model" field names, or "" for the base model (its name, or no
+// field). Any other name gets 404 model_not_found, as vLLM answers.
+std::string requested_lora(const nlohmann::json& body, const RouteContext& context);
+// The model name a response reports: the request's LoRA adapter, else the served model.
+std::string served_model(const GenerationParams& params, const RouteContext& context);
 
 // OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p) under the sampling and stopping
 // fields every API shares; a bad field is ApiError 400 naming it.

@@ -22,4 +22,11 @@ void handle_generate(const RouteContext& context, const httplib::Request& reques
 void handle_generate_stream(const RouteContext& context, const httplib::Request& request,
                             httplib::Response& response);
 
+// vLLM's runtime LoRA routes (serve --allow-runtime-lora): POST /v1/load_lora_adapter
+// {"lora_name", "lora_path"} and POST /v1/unload_lora_adapter {"lora_name"}.
+void handle_load_lora_adapter(const RouteContext& context, const httplib::Request& request,
+                              httplib::Response& response);
+void handle_unload_lora_adapter(const RouteContext& context, const httplib::Request& request,
+                                httplib::Response& response);
+
 }  // namespace baton::serve

@@ -32,8 +32,9 @@ class ServerMetrics {
  public:
   ServerMetrics();
 
-  // Takes a request's final event: its timings when it finished with an output.
-  void observe(const StreamEvent& final_event);
+  // Takes a request's final event: its timings when it finished with an output, and its
+  // requests and generated tokens under its LoRA adapter (empty: the base model).
+  void observe(const StreamEvent& final_event, const std::string& adapter = "");
   void count_response(int status);
   // The Prometheus text exposition (format 0.0.4). `stats` sums over the engine replicas;
   // with several, each one's figures follow, labelled by replica.
@@ -45,6 +46,10 @@ class ServerMetrics {
   Histogram ttft_, tpot_, e2e_, queue_;
   Histogram prompt_tokens_, output_tokens_;
   std::map<int, uint64_t> responses_by_status_;
+  struct AdapterCounts {
+    uint64_t requests = 0, generated_tokens = 0;
+  };
+  std::map<std::string, AdapterCounts> by_adapter_;  // LoRA adapters that served a request
 };
 
 }  // namespace baton::serve

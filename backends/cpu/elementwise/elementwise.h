@@ -1,8 +1,8 @@
 #pragma once
 
-// Row kernels of the element-wise ops, one table per ISA level; the op front ends
-// (cpu_elementwise.cpp, cpu_norm_rope.cpp) split rows over threads and call through
-// row_kernels(), which picks the table for active_isa().
+// Row kernels of the element-wise ops and of LoRA's update, one table per ISA level; the op
+// front ends (cpu_elementwise.cpp, cpu_norm_rope.cpp, cpu_lora.cpp) split rows over threads and
+// call through row_kernels(), which picks the table for active_isa().
 
 #include <cstdint>
 
@@ -25,6 +25,12 @@ struct RowKernels {
   // o = cap * tanh(x / cap)
   void (*softcap)(const float* x, float cap, float* o, int64_t n);
   void (*softmax)(const float* x, float* o, int64_t n);
+  // a · x
+  float (*dot)(const float* a, const float* x, int64_t n);
+  // o = y + sum over j < count of w[j] * rows[j], the rows `stride` floats apart (LoRA's
+  // expansion, B transposed times the shrunk values)
+  void (*add_weighted_rows)(const float* y, const float* w, const float* rows, int64_t count,
+                            int64_t stride, float* o, int64_t n);
 };
 
 const RowKernels& row_kernels();

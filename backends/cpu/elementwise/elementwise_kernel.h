@@ -131,9 +131,34 @@ struct RowKernelsFor {
     for_vectors(n, [&](int64_t i, int64_t w) { store(o + i, S::mul(load(o + i, w), inv), w); });
   }
 
+  // Two accumulators keep two fused multiply-adds in flight.
+  static float dot(const float* a, const float* x, int64_t n) {
+    V even = S::zero(), odd = S::zero();
+    int64_t i = 0;
+    for (; i + 2 * kW <= n; i += 2 * kW) {
+      even = S::fmadd(S::load(a + i), S::load(x + i), even);
+      odd = S::fmadd(S::load(a + i + kW), S::load(x + i + kW), odd);
+    }
+    for_vectors(n - i, [&](int64_t j, int64_t w) {
+      even = S::fmadd(load(a + i + j, w), load(x + i + j, w), even);
+    });
+    return S::reduce_add(S::add(even, odd));
+  }
+
+  static void add_weighted_rows(const float* y, const float* w, const float* rows, int64_t count,
+                                int64_t stride, float* o, int64_t n) {
+    for_vectors(n, [&](int64_t i, int64_t lanes) {
+      V acc = load(y + i, lanes);
+      for (int64_t j = 0; j < count; ++j) {
+        acc = S::fmadd(S::set1(w[j]), load(rows + j * stride + i, lanes), acc);
+      }
+      store(o + i, acc, lanes);
+    });
+  }
+
   static constexpr RowKernels table() {
-    return {&add,   &add_sum_squares, &sum_squares, &scale_mul, &swiglu,
-            &geglu, &scale,           &softcap,     &softmax};
+    return {&add,   &add_sum_squares, &sum_squares, &scale_mul, &swiglu,           &geglu,
+            &scale, &softcap,         &softmax,     &dot,       &add_weighted_rows};
   }
 };
 

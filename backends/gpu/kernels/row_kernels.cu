@@ -1,6 +1,6 @@
-// Row-wise kernels: embedding and get_rows (gathers), rms_norm, softmax, argmax. Reductions run
-// one thread block per row in f32; the reference sums in double, so results agree to a few
-// f32 ulps per element.
+// Row-wise kernels: embedding and get_rows (gathers), the LoRA update, rms_norm, softmax, argmax.
+// Reductions run one thread block per row in f32; the reference sums in double, so results agree to
+// a few f32 ulps per element.
 
 #include <cstdint>
 
@@ -35,6 +35,41 @@ __global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, con
   for (int64_t c = blockIdx.y * blockDim.x + threadIdx.x; c < dim;
        c += static_cast<int64_t>(gridDim.y) * blockDim.x) {
     out[i * dim + c] = valid ? x[r * dim + c] : 0.0f;
+  }
+}
+
+// One block per token: the block reduces the token's `rank` dot products a[s][j] · x[t] into
+// shared memory, then each thread writes output features y + bt[s]ᵀ · shrunk (adjacent threads
+// read adjacent features of bt's rows).
+__global__ void lora_kernel(const float* y, const float* x, const float* a, const float* bt,
+                            const int32_t* slots, float* out, LoraArgs args, IndexError error) {
+  GPU_SHARED_ARRAY(float, scratch, [kMaxWarps * 2]);
+  GPU_SHARED_ARRAY(float, shrunk, [kMaxLoraRank]);
+  const int64_t t = blockIdx.x;
+  const int32_t s = slots[t];
+  const bool valid = s >= -1 && s < args.n_slots;
+  if (!valid && threadIdx.x == 0) report_index_error(error, s, t);
+  const float* yt = y + t * args.m;
+  float* ot = out + t * args.m;
+  if (!valid || s < 0) {
+    for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) ot[o] = yt[o];
+    return;
+  }
+  const float* xt = x + t * args.k;
+  const float* as = a + s * args.rank * args.k;
+  for (int64_t j = 0; j < args.rank; ++j) {
+    float partial = 0.0f;
+    for (int64_t c = threadIdx.x; c < args.k; c += blockDim.x)
+      partial += as[j * args.k + c] * xt[c];
+    const float sum = block_reduce_sum(partial, scratch);
+    if (threadIdx.x == 0) shrunk[j] = sum;
+  }
+  __syncthreads();
+  const float* bs = bt + s * args.rank * args.m;
+  for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) {
+    float sum = yt[o];
+    for (int64_t j = 0; j < args.rank; ++j) sum += bs[j * args.m + o] * shrunk[j];
+    ot[o] = sum;
   }
 }
 
@@ -116,6 +151,14 @@ dim3 gather_grid(int64_t n, int64_t dim) {
 }
 
 }  // namespace
+
+void lora(const float* y, const float* x, const float* a, const float* bt, const int32_t* slots,
+          float* out, const LoraArgs& args, IndexError error, gpuStream_t stream) {
+  if (args.tokens == 0) return;
+  launch<&lora_kernel>(dim3(static_cast<unsigned int>(args.tokens)), kRowThreads, 0, stream, y, x,
+                       a, bt, slots, out, args, error);
+  GPU_CHECK(gpuGetLastError());
+}
 
 void embedding(WeightType type, const void* table, int64_t table_rows, int64_t row_bytes,
                int64_t dim, const int32_t* ids, int64_t n, float* out, IndexError error,

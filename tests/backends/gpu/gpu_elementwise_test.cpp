@@ -1,7 +1,7 @@
 // GPU row-wise and element-wise ops against the reference on random inputs of odd sizes:
-// embedding (every weight dtype) and get_rows, rms_norm, rope (normal and NeoX, partial
-// rotation, linear scaling, frequency factors, positions in the thousands), swiglu, add (same
-// shape and one broadcast row), softmax and argmax.
+// embedding (every weight dtype) and get_rows, the LoRA update, rms_norm, rope (normal and NeoX,
+// partial rotation, linear scaling, frequency factors, positions in the thousands), swiglu, add
+// (same shape and one broadcast row), softmax and argmax.
 
 #include <gtest/gtest.h>
 
@@ -88,6 +88,40 @@ TEST_F(BackendTest, GetRowsRowOutOfRangeIsAnError) {
     const std::string message = e.what();
     EXPECT_NE(message.find("logit_rows"), std::string::npos) << message;
     EXPECT_NE(message.find("row -1 at index 1"), std::string::npos) << message;
+  }
+}
+
+// Tokens of three adapters and of none, interleaved: each block reduces r dot products of k in
+// fp32 (tolerance as for f32 sums), base-model rows are copied exactly.
+TEST_F(BackendTest, LoraMatchesReference) {
+  for (auto [n, k, m, slots, rank] :
+       {std::tuple{1, 16, 8, 1, 1}, {9, 100, 37, 3, 8}, {33, 300, 70, 3, 16}}) {
+    const Tensor y = random_f32({n, m}, 51), x = random_f32({n, k}, 52);
+    const Tensor a = random_f32({slots, rank, k}, 53), b = random_f32({slots, rank, m}, 54);
+    std::vector<int32_t> slot_of;
+    for (int t = 0; t < n; ++t) slot_of.push_back((t * 5 + 1) % (slots + 1) - 1);
+    const Tensor token_slots = testing::i32_tensor(slot_of);
+    const Tensor out = run([&](Graph& g) {
+      return g.lora(device(y), device(x), device(a), device(b), device(token_slots));
+    });
+    Tensor ref = Tensor::host(DType::kF32, {n, m});
+    reference::lora(y, x, a, b, token_slots, ref);
+    expect_close(out, ref, kF32Rel, kF32Abs * k * rank);
+  }
+}
+
+TEST_F(BackendTest, LoraSlotOutOfRangeIsAnError) {
+  Graph g = testing::graph_on(backend());
+  g.lora(device(random_f32({2, 4}, 1)), device(random_f32({2, 3}, 2)),
+         device(random_f32({2, 1, 3}, 3)), device(random_f32({2, 1, 4}, 4)),
+         device(testing::i32_tensor({0, 2})), "blk.0.q_lora");
+  try {
+    backend().execute(g);
+    FAIL() << "slot 2 of 2 accepted";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("blk.0.q_lora"), std::string::npos) << message;
+    EXPECT_NE(message.find("lora slot 2 of token 1"), std::string::npos) << message;
   }
 }
 

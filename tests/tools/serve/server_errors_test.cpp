@@ -61,9 +61,9 @@ TEST_F(ServerErrors, MissingPromptAndEmptyMessagesAre400) {
   expect_error(post_json(port(), "/v1/chat/completions", {{"max_tokens", 4}}), 400, "messages");
 }
 
-TEST_F(ServerErrors, UnknownModelIs400NamingModel) {
+TEST_F(ServerErrors, UnknownModelIs404NamingModel) {
   start();
-  expect_error(post_json(port(), "/v1/completions", {{"prompt", "hi"}, {"model", "gpt-9"}}), 400,
+  expect_error(post_json(port(), "/v1/completions", {{"prompt", "hi"}, {"model", "gpt-9"}}), 404,
                "model");
 }
 
