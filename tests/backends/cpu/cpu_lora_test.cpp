@@ -57,8 +57,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, CpuLora,
                          [](const ::testing::TestParamInfo<LoraCase>& info) {
                            const LoraCase& c = info.param;
                            return "n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_m" +
-                                  std::to_string(c.m) + "_slots" + std::to_string(c.slots) +
-                                  "_r" + std::to_string(c.rank);
+                                  std::to_string(c.m) + "_slots" + std::to_string(c.slots) + "_r" +
+                                  std::to_string(c.rank);
                          });
 
 TEST(CpuLora, RejectsASlotOutsideTheStacks) {
