@@ -49,9 +49,10 @@ void handle_unload_lora_adapter(const RouteContext& context, const httplib::Requ
     throw ApiError(404, "the LoRA adapter '" + name + "' is not loaded", "lora_name",
                    "not_found_error");
   }
-  // Requests that already asked for it finish with it; new ones get 404 from now on.
-  context.adapters.remove(name);
+  // Requests that already asked for it finish with it; new ones get 404 from now on (a request
+  // that passed the name check just before gets the engine's error instead).
   context.llm.unload_lora_adapter(name);
+  context.adapters.remove(name);
   response.set_content("Success: LoRA adapter '" + name + "' removed successfully.", "text/plain");
 }
 
