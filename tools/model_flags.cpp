@@ -172,7 +172,7 @@ void print_memory(const ModelSummary& s) {
                static_cast<long long>(s.kv_cache_tokens),
                static_cast<double>(s.kv_bytes_per_token * s.kv_cache_tokens) / 1048576.0);
   if (s.lora_slots > 0) {
-    std::fprintf(stderr, "LoRA: %d adapter slots, %.1f MiB\n", s.lora_slots,
+    std::fprintf(stderr, "LoRA slots: %d adapters at once, %.1f MiB\n", s.lora_slots,
                  static_cast<double>(s.lora_slot_bytes) / 1048576.0);
   }
 }

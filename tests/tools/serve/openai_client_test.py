@@ -58,7 +58,7 @@ def run(client):
     try:
         client.completions.create(model="no-such-model", prompt="hi", max_tokens=2)
         check(False, "an unknown model was accepted")
-    except openai.BadRequestError as error:
+    except openai.NotFoundError as error:
         check("no-such-model" in str(error), "error names the model: %s" % error)
 
     bad_key = openai.OpenAI(base_url=str(client.base_url), api_key="wrong", max_retries=0)
