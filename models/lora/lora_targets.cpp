@@ -30,16 +30,18 @@ std::vector<NodeRows> linear_nodes_of(const std::string& weight, const ModelConf
   if (kind == "ffn_up" && c.architecture == "phi3") {
     return {{layer + "ffn_gate", 0, c.n_ff}, {layer + "ffn_up", c.n_ff, c.n_ff}};
   }
-  static const std::map<std::string, std::string> kNodes = {
-      {"attn_q", "q"},          {"attn_k", "k"},
-      {"attn_v", "v"},          {"attn_output", "attn_output"},
-      {"ffn_gate", "ffn_gate"}, {"ffn_up", "ffn_up"},
-      {"ffn_down", "ffn_down"}};
-  const auto it = kNodes.find(kind);
-  if (it == kNodes.end()) return {};
-  const std::map<std::string, Shape> shapes = lora_linear_shapes(c);
-  const auto shape = shapes.find(layer + it->second);
-  return {{layer + it->second, 0, shape == shapes.end() ? 0 : shape->second[0]}};
+  // Each single weight's node and its output rows (lora_linear_shapes' first dimension).
+  const std::map<std::string, std::pair<std::string, int64_t>> nodes = {
+      {"attn_q", {"q", q}},
+      {"attn_k", {"k", kv}},
+      {"attn_v", {"v", kv}},
+      {"attn_output", {"attn_output", c.n_embd}},
+      {"ffn_gate", {"ffn_gate", c.n_ff}},
+      {"ffn_up", {"ffn_up", c.n_ff}},
+      {"ffn_down", {"ffn_down", c.n_embd}}};
+  const auto it = nodes.find(kind);
+  if (it == nodes.end()) return {};
+  return {{layer + it->second.first, 0, it->second.second}};
 }
 
 Tensor to_f32(const Tensor& t, float scale) {
