@@ -7,7 +7,7 @@ The layers, lowest first (docs/architecture.md draws them):
                registry, plugin ABI, communicator (core/*.h|cpp, core/quantize/, core/comm/), and
                the plain public types
                every layer may use (baton/error.h, baton/export.h, baton/generation.h,
-               baton/sampling_params.h)
+               baton/lora_options.h, baton/sampling_params.h)
   1 reference  reference kernels (ops/)
   2 formats    GGUF, tokenizer, chat templates, Hugging Face import
   3 models     model families and their loading (models/)
@@ -26,7 +26,7 @@ import sys
 RUNTIME, REFERENCE, FORMATS, MODELS, SERVING, FACADE = range(6)
 NAMES = ["runtime", "reference", "formats", "models", "serving", "facade"]
 BACKEND = "backend"
-PLAIN_PUBLIC_HEADERS = {"error.h", "export.h", "generation.h", "sampling_params.h"}
+PLAIN_PUBLIC_HEADERS = {"error.h", "export.h", "generation.h", "lora_options.h", "sampling_params.h"}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".hip")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

@@ -35,6 +35,7 @@ Action add_perplexity_command(CLI::App& app) {
   cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
   cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
   add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
+  add_lora_adapter_flags(*cmd, f->options.lora);
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {
     f->options.model = resolve_model_path(f->options.model);

@@ -96,6 +96,9 @@ void add_lora_flags(CLI::App& cmd, LLMOptions& o) {
                  "LoRA adapters one batch can mix (default: as many as given)");
   cmd.add_option("--max-lora-rank", o.max_lora_rank, "highest LoRA rank served")
       ->capture_default_str();
+  cmd.add_option("--max-cpu-loras", o.max_cpu_loras,
+                 "LoRA adapters kept in host memory, the least recently used beyond that read "
+                 "again from their files when asked for (default: all)");
 }
 
 std::string single_lora(const LLMOptions& options) {
@@ -172,8 +175,12 @@ void print_memory(const ModelSummary& s) {
                static_cast<long long>(s.kv_cache_tokens),
                static_cast<double>(s.kv_bytes_per_token * s.kv_cache_tokens) / 1048576.0);
   if (s.lora_slots > 0) {
-    std::fprintf(stderr, "LoRA slots: %d adapters at once, %.1f MiB\n", s.lora_slots,
+    std::fprintf(stderr, "LoRA slots: %d adapters at once, %.1f MiB", s.lora_slots,
                  static_cast<double>(s.lora_slot_bytes) / 1048576.0);
+    if (s.lora_host_adapters > 0) {
+      std::fprintf(stderr, "; host memory keeps %d adapters", s.lora_host_adapters);
+    }
+    std::fputc('\n', stderr);
   }
 }
 

@@ -1,10 +1,13 @@
 #include "core/engine/engine.h"
 
 #include <algorithm>
+#include <iterator>
+#include <utility>
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
 #include "core/sampling/logprobs.h"
+#include "models/lora/lora_adapter.h"
 
 namespace baton {
 
@@ -72,10 +75,18 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
       throw Error(ErrorCategory::kUnsupported,
                   "LoRA adapters are not supported with tensor or pipeline parallelism yet");
     }
-    lora_ = std::make_unique<LoraResidency>(std::make_unique<LoraSlots>(
-        backend, model.config(), config.max_loras, config.max_lora_rank));
+    lora_ = std::make_unique<LoraResidency>(
+        std::make_unique<LoraSlots>(backend, model.config(), config.max_loras,
+                                    config.max_lora_rank),
+        model.config(), config.max_cpu_loras);
   }
-  for (const auto& adapter : config.lora_adapters) add_lora(adapter);
+  // Read one at a time, so that no more than max_cpu_loras + 1 are in host memory at once.
+  for (const LoraOptions& options : config.lora_adapters) {
+    auto adapter = std::make_shared<LoraAdapter>(
+        read_lora_adapter(options.path, model.config(), options.scale));
+    adapter->name = options.name;
+    add_lora(std::move(adapter));
+  }
   // A short prompt through the model from position 0, in blocks no sequence holds yet (every
   // sequence writes a position's K/V before reading it). Backends that prepare a weight or a
   // kernel at its first use (the CPU backend's Q4_0/Q8_0 panels, oneDNN's GEMM for F16/BF16
@@ -106,7 +117,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   auto request = std::make_unique<Request>();
   request->params = params;
   if (!params.lora.empty()) {
-    request->lora = lora_ ? lora_->find(params.lora) : std::nullopt;
+    request->lora = lora_ ? lora_->find(params.lora) : nullptr;
     if (!request->lora) {
       throw Error(ErrorCategory::kInvalidArgument, "no LoRA adapter named '" + params.lora + "'" +
                                                        (lora_ ? "" : ": this engine serves none"));
@@ -145,11 +156,29 @@ void Engine::admit_parked() {
     const auto found = requests_.find(*it);
     if (found == requests_.end()) {
       it = parked_.erase(it);
-    } else if (pin_adapter(*found->second, *found->second->sequences.front())) {
+      continue;
+    }
+    try {
+      if (!pin_adapter(*found->second, *found->second->sequences.front())) {
+        ++it;
+        continue;
+      }
       scheduler_.add(found->second->sequences.front().get());
-      it = parked_.erase(it);
-    } else {
-      ++it;
+    } catch (const Error& e) {
+      failed_admissions_.push_back({.id = *it, .finished = true, .error = e.what()});
+      requests_.erase(found);
+    }
+    it = parked_.erase(it);
+  }
+}
+
+void Engine::wait_for_parked() const {
+  // Long enough not to spin, short enough that a request arriving meanwhile barely waits.
+  constexpr std::chrono::milliseconds kWait(5);
+  for (uint64_t id : parked_) {
+    if (const auto found = requests_.find(id); found != requests_.end()) {
+      LoraResidency::wait_for_reading(*found->second->lora, kWait);
+      return;
     }
   }
 }
@@ -282,8 +311,15 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 std::vector<SequenceUpdate> Engine::step() {
   try {
     fill_pipeline();
-    if (in_flight_.empty()) return {};
-    return collect_oldest();
+    std::vector<SequenceUpdate> updates = std::exchange(failed_admissions_, {});
+    if (in_flight_.empty()) {
+      if (updates.empty() && !parked_.empty()) wait_for_parked();
+      return updates;
+    }
+    std::vector<SequenceUpdate> stepped = collect_oldest();
+    updates.insert(updates.end(), std::make_move_iterator(stepped.begin()),
+                   std::make_move_iterator(stepped.end()));
+    return updates;
   } catch (...) {
     abandon_in_flight();
     throw;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "baton/generation.h"
+#include "baton/lora_options.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
 #include "core/engine/lora_residency.h"
@@ -39,7 +40,9 @@ struct EngineConfig {
   // rank they may have.
   int32_t max_loras = 0;
   int32_t max_lora_rank = 16;
-  std::vector<std::shared_ptr<const LoraAdapter>> lora_adapters;  // served from the start
+  // Adapters whose weights stay in host memory (LoraResidency); 0: every one.
+  int32_t max_cpu_loras = 0;
+  std::vector<LoraOptions> lora_adapters;  // read at construction and served from the start
 };
 
 // The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
@@ -131,13 +134,18 @@ class Engine {
     std::vector<FinishedBeam> finished_beams;
     std::chrono::steady_clock::time_point first_scheduled{};
     int32_t cached_prompt_tokens = 0;
-    std::optional<LoraResidency::Handle> lora;  // params.lora's adapter, as it arrived
-    LoraResidency::Pin lora_pin;                // its slot, once it has one
+    LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none
+    LoraResidency::Pin lora_pin;  // its slot, once it has one
   };
-  // Gives a request its adapter's slot (true), or false when no slot is free yet.
+  // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
+  // are still being read.
   bool pin_adapter(Request& request, Sequence& first);
-  // Requests whose adapter now has a slot join the scheduler.
+  // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
+  // read again end with the error, reported by the next step.
   void admit_parked();
+  // With nothing to compute but parked requests, waits a little for an adapter being read
+  // rather than have the caller spin.
+  void wait_for_parked() const;
   Sequence& fork(Request& request, Sequence& parent, int32_t sample);
   void remove_sequence(Request& request, Sequence* sequence);
   void drop(uint64_t id);
@@ -192,7 +200,8 @@ class Engine {
   Scheduler scheduler_;
   std::unique_ptr<LoraResidency> lora_;  // before requests_, whose pins it outlives
   std::map<uint64_t, std::unique_ptr<Request>> requests_;
-  std::deque<uint64_t> parked_;     // requests waiting for their adapter's slot, oldest first
+  std::deque<uint64_t> parked_;  // requests waiting for their adapter's slot, oldest first
+  std::vector<SequenceUpdate> failed_admissions_;
   std::deque<InFlight> in_flight_;  // oldest first
   StepLimits limits_;               // busy: the requests of in_flight_'s plans
   std::set<uint64_t> deferred_aborts_;

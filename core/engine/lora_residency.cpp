@@ -1,13 +1,18 @@
 #include "core/engine/lora_residency.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "baton/error.h"
 
 namespace baton {
 
-LoraResidency::LoraResidency(std::unique_ptr<LoraSlots> slots)
-    : slots_(std::move(slots)), table_(static_cast<size_t>(slots_->slots())) {}
+LoraResidency::LoraResidency(std::unique_ptr<LoraSlots> slots, const ModelConfig& base,
+                             int32_t host_capacity)
+    : slots_(std::move(slots)),
+      base_(base),
+      host_capacity_(host_capacity),
+      table_(static_cast<size_t>(slots_->slots())) {}
 
 void LoraResidency::add(std::shared_ptr<const LoraAdapter> adapter) {
   if (adapters_.contains(adapter->name)) {
@@ -20,8 +25,14 @@ void LoraResidency::add(std::shared_ptr<const LoraAdapter> adapter) {
                     std::to_string(adapter->rank()) + ", above the maximum of " +
                     std::to_string(slots_->max_rank()) + " (--max-lora-rank)");
   }
-  const std::string name = adapter->name;
-  adapters_[name] = Handle{std::move(adapter), next_id_++};
+  auto registration = std::make_shared<Registration>(Registration{.name = adapter->name,
+                                                                  .source = adapter->source,
+                                                                  .user_scale = adapter->user_scale,
+                                                                  .id = next_id_++,
+                                                                  .weights = std::move(adapter),
+                                                                  .last_used = ++clock_});
+  adapters_[registration->name] = registration;
+  evict_from_host(*registration);
 }
 
 void LoraResidency::remove(const std::string& name) {
@@ -32,21 +43,66 @@ void LoraResidency::remove(const std::string& name) {
   // An unpinned slot is freed at once; a pinned one keeps the weights until its requests end.
   // Either way the registration's id is never asked for again by name.
   for (Slot& slot : table_) {
-    if (slot.id == found->second.id && slot.pins == 0) slot = Slot{};
+    if (slot.id == found->second->id && slot.pins == 0) slot = Slot{};
   }
   adapters_.erase(found);
 }
 
-std::optional<LoraResidency::Handle> LoraResidency::find(const std::string& name) const {
+LoraResidency::Handle LoraResidency::find(const std::string& name) const {
   const auto found = adapters_.find(name);
-  if (found == adapters_.end()) return std::nullopt;
-  return found->second;
+  return found == adapters_.end() ? nullptr : found->second;
 }
 
-std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& handle) {
+std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(Registration& adapter) {
+  if (adapter.weights) return adapter.weights;
+  if (!adapter.reading.valid()) {
+    ++readings_;
+    adapter.reading = std::async(std::launch::async, [path = adapter.source, name = adapter.name,
+                                                      scale = adapter.user_scale, &base = base_] {
+                        auto read =
+                            std::make_shared<LoraAdapter>(read_lora_adapter(path, base, scale));
+                        read->name = name;
+                        return std::shared_ptr<const LoraAdapter>(std::move(read));
+                      }).share();
+  }
+  if (adapter.reading.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    return nullptr;
+  }
+  const auto reading = std::exchange(adapter.reading, {});
+  try {
+    adapter.weights = reading.get();
+  } catch (const Error& e) {
+    throw Error(e.category(),
+                "the LoRA adapter '" + adapter.name + "' could not be read again: " + e.what());
+  }
+  evict_from_host(adapter);
+  return adapter.weights;
+}
+
+void LoraResidency::evict_from_host(const Registration& keep) {
+  if (host_capacity_ <= 0) return;
+  while (adapters_in_host_memory() > host_capacity_) {
+    Registration* oldest = nullptr;
+    for (const auto& [name, adapter] : adapters_) {
+      // One built in memory has no file to be read again from.
+      if (adapter.get() == &keep || !adapter->weights || adapter->source.empty()) continue;
+      if (!oldest || adapter->last_used < oldest->last_used) oldest = adapter.get();
+    }
+    if (!oldest) return;
+    oldest->weights.reset();
+  }
+}
+
+int32_t LoraResidency::adapters_in_host_memory() const {
+  return static_cast<int32_t>(std::ranges::count_if(
+      adapters_, [](const auto& entry) { return entry.second->weights != nullptr; }));
+}
+
+std::optional<LoraResidency::Pin> LoraResidency::acquire(Registration& adapter) {
+  adapter.last_used = ++clock_;
   std::optional<size_t> chosen;
   for (size_t i = 0; i < table_.size() && !chosen; ++i) {
-    if (table_[i].id == handle.id) chosen = i;
+    if (table_[i].id == adapter.id) chosen = i;
   }
   if (!chosen) {
     // A free slot, else the least recently used one that no request pins.
@@ -55,13 +111,19 @@ std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& handle) {
       if (!chosen || table_[i].last_used < table_[*chosen].last_used) chosen = i;
     }
     if (!chosen) return std::nullopt;
-    slots_->load(static_cast<int32_t>(*chosen), *handle.adapter);
-    table_[*chosen] = Slot{.id = handle.id};
+    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
+    if (!weights) return std::nullopt;
+    slots_->load(static_cast<int32_t>(*chosen), *weights);
+    table_[*chosen] = Slot{.id = adapter.id};
   }
   Slot& slot = table_[*chosen];
   ++slot.pins;
-  slot.last_used = ++clock_;
-  return Pin(this, static_cast<int32_t>(*chosen), handle.id);
+  slot.last_used = clock_;
+  return Pin(this, static_cast<int32_t>(*chosen), adapter.id);
+}
+
+void LoraResidency::wait_for_reading(const Registration& adapter, std::chrono::milliseconds limit) {
+  if (adapter.reading.valid()) adapter.reading.wait_for(limit);
 }
 
 void LoraResidency::release(int32_t slot) {

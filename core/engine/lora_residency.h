@@ -1,11 +1,16 @@
 #pragma once
 
-// Which LoRA adapters are in the backend's slots (LoraSlots) and which wait on the host. A
-// request pins its adapter's slot for as long as it lives; an adapter asked for that has no slot
-// takes a free one, or the least recently used slot whose adapter no request holds. When every
-// slot is pinned the request waits, and the others go on.
+// Where LoRA adapters' weights are: in the backend's slots (LoraSlots), in host memory, or only
+// in their files. A request pins its adapter's slot for as long as it lives; an adapter asked
+// for that has no slot takes a free one, or the least recently used slot whose adapter no
+// request holds. When every slot is pinned the request waits, and the others go on. Host memory
+// keeps the weights of at most `host_capacity` registered adapters: the least recently used
+// beyond that drop theirs, and are read again from their files, on a thread of their own, when
+// a request next asks for them.
 
+#include <chrono>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -18,15 +23,23 @@ namespace baton {
 
 class LoraResidency {
  public:
-  explicit LoraResidency(std::unique_ptr<LoraSlots> slots);
+  // host_capacity 0 keeps every registered adapter's weights in host memory.
+  LoraResidency(std::unique_ptr<LoraSlots> slots, const ModelConfig& base, int32_t host_capacity);
 
-  // An adapter as registered: what a request holds from its arrival, so that it can still take
-  // a slot after the adapter's name is removed. The id keeps its prefix-cache blocks apart from
-  // other adapters' (ids are never reused, so a replaced adapter's blocks are not shared either).
-  struct Handle {
-    std::shared_ptr<const LoraAdapter> adapter;
+  // An adapter as registered. Requests hold it from their arrival, so that they can still take
+  // a slot after its name is removed.
+  struct Registration {
+    std::string name;
+    std::filesystem::path source;  // empty for an adapter built in memory, which stays there
+    float user_scale = 1.0f;
+    // Keeps its prefix-cache blocks apart from other adapters' (ids are never reused, so a
+    // replaced adapter's blocks are not shared either).
     uint64_t id = 0;
+    std::shared_ptr<const LoraAdapter> weights;  // null while only the file has them
+    std::shared_future<std::shared_ptr<const LoraAdapter>> reading;  // valid while read again
+    uint64_t last_used = 0;
   };
+  using Handle = std::shared_ptr<Registration>;
 
   // Registers an adapter under its name. Throws Error(kInvalidArgument) when the name is taken or
   // its rank exceeds the slots'.
@@ -34,7 +47,7 @@ class LoraResidency {
   // Forgets an adapter's name; the requests that asked for it finish with it. Throws
   // Error(kInvalidArgument) when there is none of that name.
   void remove(const std::string& name);
-  std::optional<Handle> find(const std::string& name) const;
+  Handle find(const std::string& name) const;
 
   // What an admitted request holds: its adapter's slot and id. Releases the slot when destroyed.
   class Pin {
@@ -52,11 +65,18 @@ class LoraResidency {
     int32_t slot_ = -1;
     uint64_t id_ = 0;
   };
-  // Pins the adapter's slot, loading it into one first when it has none; nullopt when every
-  // slot is pinned by other adapters.
-  std::optional<Pin> acquire(const Handle& handle);
+  // Pins the adapter's slot, loading it into one first when it has none; nullopt while every
+  // slot is pinned by other adapters or the weights are still being read from the file. Throws
+  // the reading's Error when the file can no longer be read (the next request tries again).
+  std::optional<Pin> acquire(Registration& adapter);
+  // Blocks until the adapter's weights are read or `limit` passes: for when nothing else can
+  // run meanwhile.
+  static void wait_for_reading(const Registration& adapter, std::chrono::milliseconds limit);
 
   const LoraSlots& slots() const { return *slots_; }
+  // Registered adapters whose weights are in host memory, and readings started since creation.
+  int32_t adapters_in_host_memory() const;
+  int64_t readings() const { return readings_; }
 
  private:
   struct Slot {
@@ -64,13 +84,21 @@ class LoraResidency {
     int32_t pins = 0;
     uint64_t last_used = 0;
   };
+  // The weights of `adapter`, or null while they are read; starts that reading.
+  std::shared_ptr<const LoraAdapter> weights_of(Registration& adapter);
+  // Drops the weights of the least recently used registered adapters beyond the capacity, other
+  // than `keep`.
+  void evict_from_host(const Registration& keep);
   void release(int32_t slot);
 
   std::unique_ptr<LoraSlots> slots_;
+  const ModelConfig& base_;
+  int32_t host_capacity_;
   std::map<std::string, Handle> adapters_;
   std::vector<Slot> table_;
   uint64_t next_id_ = 1;
   uint64_t clock_ = 0;
+  int64_t readings_ = 0;
 };
 
 }  // namespace baton

@@ -236,7 +236,16 @@ std::vector<float> SoloSequence::step(std::span<const int32_t> tokens,
   input.layout = std::move(layout);
   input.logit_rows = std::move(logit_rows);
   input.context_size = context_size_;
+  if (lora_slots_) {
+    input.lora = std::make_shared<StepInput::Lora>(StepInput::Lora{
+        .slots = lora_slots_, .token_slots = std::vector(tokens.size(), lora_slot_)});
+  }
   return runner_.run({}, input);
+}
+
+void SoloSequence::use_lora(const LoraSlots& slots, int32_t slot) {
+  lora_slots_ = &slots;
+  lora_slot_ = slot;
 }
 
 }  // namespace baton

@@ -90,6 +90,8 @@ class SoloSequence {
   // Appends `tokens` and returns the logits of the tokens at `logit_rows` (indices into
   // `tokens`), logit_rows.size() rows of n_vocab floats.
   std::vector<float> step(std::span<const int32_t> tokens, std::vector<int32_t> logit_rows);
+  // Every later step applies the LoRA adapter in `slot` of `slots`, which must outlive them.
+  void use_lora(const LoraSlots& slots, int32_t slot);
 
  private:
   std::unique_ptr<StepRunner> own_runner_;
@@ -97,6 +99,8 @@ class SoloSequence {
   std::vector<int32_t> blocks_;
   int32_t context_size_;
   int32_t length_ = 0;
+  const LoraSlots* lora_slots_ = nullptr;
+  int32_t lora_slot_ = -1;
 };
 
 }  // namespace baton

@@ -59,7 +59,14 @@ baton_status guarded(Body&& body) {
 extern "C" {
 
 baton_model_params baton_default_model_params(void) {
-  return baton_model_params{.backend = nullptr, .threads = 0, .context_size = 0};
+  const baton::LLMOptions defaults;
+  return baton_model_params{.backend = nullptr,
+                            .threads = defaults.threads,
+                            .context_size = defaults.context_size,
+                            .lora_adapters = nullptr,
+                            .lora_adapter_count = 0,
+                            .max_loras = defaults.max_loras,
+                            .max_lora_rank = defaults.max_lora_rank};
 }
 
 baton_generation_params baton_default_generation_params(void) {
@@ -71,7 +78,8 @@ baton_generation_params baton_default_generation_params(void) {
                                  .top_p = s.top_p,
                                  .min_p = s.min_p,
                                  .repetition_penalty = s.repetition_penalty,
-                                 .seed = s.seed};
+                                 .seed = s.seed,
+                                 .lora = nullptr};
 }
 
 baton_status baton_model_open(const char* path, const baton_model_params* params,
@@ -87,6 +95,20 @@ baton_status baton_model_open(const char* path, const baton_model_params* params
     options.backend = p.backend ? p.backend : "";
     options.threads = p.threads;
     options.context_size = p.context_size;
+    if (p.lora_adapter_count < 0 || (p.lora_adapter_count > 0 && !p.lora_adapters)) {
+      throw baton::Error(baton::ErrorCategory::kInvalidArgument,
+                         "lora_adapters must point at lora_adapter_count adapters");
+    }
+    for (int32_t i = 0; i < p.lora_adapter_count; ++i) {
+      const baton_lora_adapter& adapter = p.lora_adapters[i];
+      if (!adapter.name || !adapter.path) {
+        throw baton::Error(baton::ErrorCategory::kInvalidArgument,
+                           "LoRA adapter " + std::to_string(i) + " has no name or no path");
+      }
+      options.lora.push_back({.name = adapter.name, .path = adapter.path, .scale = adapter.scale});
+    }
+    options.max_loras = p.max_loras;
+    options.max_lora_rank = p.max_lora_rank;
     *out_model = new baton_model{baton::LLM(options)};
   });
 }
@@ -112,6 +134,7 @@ baton_status baton_generate(baton_model* model, const char* prompt,
     g.sampling.min_p = p.min_p;
     g.sampling.repetition_penalty = p.repetition_penalty;
     g.sampling.seed = p.seed;
+    if (p.lora) g.lora = p.lora;
     const baton::GenerationOutput out = model->llm.generate(prompt, g);
     char* text = static_cast<char*>(std::malloc(out.text.size() + 1));
     if (!text) throw std::bad_alloc();

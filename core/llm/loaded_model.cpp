@@ -5,7 +5,6 @@
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/kv_cache/paged_kv_cache.h"
-#include "models/lora/lora_adapter.h"
 #include "models/lora/lora_slots.h"
 
 namespace baton {
@@ -76,18 +75,22 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   // A sequence can never hold more tokens than the whole pool.
   context_size = std::min(context_size, config.n_blocks * options.kv_block_size);
   config.context_size = context_size;
-  if (options.max_loras < 0 || options.max_lora_rank < 1) {
+  if (options.max_loras < 0 || options.max_lora_rank < 1 || options.max_cpu_loras < 0) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "--max-loras must not be negative and --max-lora-rank must be at least 1");
+                "--max-loras and --max-cpu-loras must not be negative and --max-lora-rank must be "
+                "at least 1");
   }
   config.max_loras =
       options.max_loras > 0 ? options.max_loras : static_cast<int32_t>(options.lora.size());
   config.max_lora_rank = options.max_lora_rank;
-  for (const LoraOptions& lora : options.lora) {
-    auto adapter = std::make_shared<LoraAdapter>(read_lora_adapter(lora.path, c, lora.scale));
-    adapter->name = lora.name;
-    config.lora_adapters.push_back(std::move(adapter));
+  if (options.max_cpu_loras > 0 && options.max_cpu_loras < config.max_loras) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--max-cpu-loras " + std::to_string(options.max_cpu_loras) +
+                    " is below --max-loras " + std::to_string(config.max_loras) +
+                    ": host memory must hold at least the adapters one batch mixes");
   }
+  config.max_cpu_loras = options.max_cpu_loras;
+  config.lora_adapters = options.lora;
 }
 
 std::vector<int32_t> LoadedModel::tokenize_prompt(const Request& request) const {
@@ -121,7 +124,8 @@ ModelSummary LoadedModel::summary() const {
       .kv_cache_tokens = static_cast<int64_t>(engine_config.n_blocks) * engine_config.block_size,
       .lora_slots = engine_config.max_loras,
       .lora_slot_bytes = static_cast<int64_t>(
-          lora_slot_bytes(c, engine_config.max_loras, engine_config.max_lora_rank))};
+          lora_slot_bytes(c, engine_config.max_loras, engine_config.max_lora_rank)),
+      .lora_host_adapters = engine_config.max_cpu_loras};
 }
 
 void FinishCounts::count(const GenerationOutput& output) {

@@ -8,6 +8,7 @@
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
 #include "core/kv_cache/paged_kv_cache.h"
+#include "models/lora/lora_slots.h"
 
 namespace baton {
 namespace {
@@ -73,6 +74,11 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
   PerplexityResult result{.n_ctx = n_ctx,
                           .n_tokens = static_cast<int64_t>(tokens.size()),
                           .n_chunks = static_cast<int32_t>(tokens.size() / n_ctx)};
+  std::unique_ptr<LoraSlots> lora;
+  if (options.lora) {
+    lora = std::make_unique<LoraSlots>(backend, c, 1, options.lora->rank());
+    lora->load(0, *options.lora);
+  }
   const int32_t first = n_ctx / 2;  // the first half is context only
   double nll = 0, nll2 = 0;
   for (int32_t chunk = 0; chunk < result.n_chunks; ++chunk) {
@@ -82,6 +88,7 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
     if (bos) ids[0] = *bos;
     // Told the context is n_ctx, as llama-perplexity's model is, whatever the cache rounds up to.
     SoloSequence sequence(model, backend, cache, n_ctx);
+    if (lora) sequence.use_lora(*lora, 0);
     for (int32_t start = 0; start < n_ctx; start += options.step_tokens) {
       const int32_t count = std::min(options.step_tokens, n_ctx - start);
       // Scored positions in this step: first .. n_ctx-2, relative to `start`.
@@ -127,6 +134,16 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
   const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
   PerplexityOptions with_cache = options;
   with_cache.kv_dtype = loaded.engine_config.kv_dtype;
+  const std::vector<LoraOptions>& adapters = loaded.engine_config.lora_adapters;
+  if (adapters.size() > 1) {
+    throw Error(
+        ErrorCategory::kInvalidArgument,
+        "perplexity applies one LoRA adapter at most, got " + std::to_string(adapters.size()));
+  }
+  if (!adapters.empty()) {
+    with_cache.lora = std::make_shared<LoraAdapter>(
+        read_lora_adapter(adapters[0].path, loaded.model->config(), adapters[0].scale));
+  }
   return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
                     adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);
 }

@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <vector>
 
 #include "core/backend.h"
 #include "core/llm/loaded_model.h"
+#include "models/lora/lora_adapter.h"
 #include "models/model.h"
 
 namespace baton {
@@ -28,7 +30,8 @@ struct PerplexityOptions {
   // logits brought back per step. The result changes only by the rounding of kernels that pick
   // their path by batch size.
   int32_t step_tokens = 512;
-  DType kv_dtype = DType::kF32;  // the KV cache's element type (see KvCacheShape)
+  DType kv_dtype = DType::kF32;             // the KV cache's element type (see KvCacheShape)
+  std::shared_ptr<const LoraAdapter> lora;  // applied to every token when set
 };
 
 struct PerplexityResult {
@@ -54,8 +57,8 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                             const PerplexityProgress& progress = {});
 
 // The text of `text_file` tokenized with the model's special-token rules, then as above with
-// the KV cache dtype `loaded` was opened with. Throws Error(kInvalidArgument) naming a file that
-// cannot be read.
+// the KV cache dtype and the LoRA adapter (one at most) `loaded` was opened with. Throws
+// Error(kInvalidArgument) naming a file that cannot be read.
 PerplexityResult perplexity_of_file(const LoadedModel& loaded,
                                     const std::filesystem::path& text_file,
                                     const PerplexityOptions& options,

@@ -33,10 +33,21 @@ typedef enum baton_status {
 
 typedef struct baton_model baton_model;
 
+/* A LoRA adapter served beside the base model (docs/lora.md). */
+typedef struct baton_lora_adapter {
+  const char* name; /* what a request asks for it by (baton_generation_params.lora) */
+  const char* path; /* a llama.cpp GGUF adapter file or a PEFT directory */
+  float scale;      /* times the adapter's own alpha / r: 1 applies it as trained */
+} baton_lora_adapter;
+
 typedef struct baton_model_params {
-  const char* backend;  /* NULL or "" = $BATON_BACKEND or "cpu" */
-  int32_t threads;      /* 0 = all cores */
-  int32_t context_size; /* 0 = the model's trained context, capped at 4096 */
+  const char* backend;                     /* NULL or "" = $BATON_BACKEND or "cpu" */
+  int32_t threads;                         /* 0 = all cores */
+  int32_t context_size;                    /* 0 = the model's trained context, capped at 4096 */
+  const baton_lora_adapter* lora_adapters; /* lora_adapter_count of them; NULL when none */
+  int32_t lora_adapter_count;
+  int32_t max_loras;     /* adapters one batch can mix; 0 = lora_adapter_count */
+  int32_t max_lora_rank; /* highest rank served */
 } baton_model_params;
 
 typedef struct baton_generation_params {
@@ -47,6 +58,7 @@ typedef struct baton_generation_params {
   float min_p;
   float repetition_penalty;
   uint64_t seed;
+  const char* lora; /* the name of a LoRA adapter to generate with; NULL or "" = the base model */
 } baton_generation_params;
 
 baton_model_params baton_default_model_params(void);

@@ -12,6 +12,7 @@
 
 #include "baton/export.h"
 #include "baton/generation.h"
+#include "baton/lora_options.h"
 
 namespace baton {
 
@@ -31,15 +32,6 @@ struct ParallelOptions {
   // every stage has work; 1 runs one step at a time.
   int32_t pp_micro_batches = 0;
   double dist_timeout_seconds = 120;
-};
-
-// A LoRA adapter served beside the base model (docs/lora.md): a llama.cpp GGUF adapter file or a
-// PEFT directory, asked for by `name` in GenerationParams::lora, its update scaled by `scale` on
-// top of the adapter's own alpha / r.
-struct LoraOptions {
-  std::string name;
-  std::string path;
-  float scale = 1.0f;
 };
 
 struct LLMOptions {
@@ -65,6 +57,9 @@ struct LLMOptions {
   // means as many as `lora` lists. max_lora_rank bounds the rank of any adapter served.
   int32_t max_loras = 0;
   int32_t max_lora_rank = 16;
+  // Adapters whose weights stay in host memory, the least recently used beyond that being read
+  // again from their files when next asked for; 0 keeps every one. At least max_loras.
+  int32_t max_cpu_loras = 0;
 };
 
 // One prompt with its own parameters, for batches whose requests differ.
@@ -118,6 +113,7 @@ struct ModelSummary {
   int64_t kv_cache_tokens;     // tokens the whole pool holds
   int32_t lora_slots;          // LoRA adapters a batch can mix (0: none)
   int64_t lora_slot_bytes;     // backend memory reserved for them
+  int32_t lora_host_adapters;  // adapters kept in host memory (0: every one)
 };
 
 // One turn of a conversation, as the OpenAI chat API sends it.

@@ -37,6 +37,7 @@ LoraAdapter read_lora_adapter(const std::filesystem::path& path, const ModelConf
                             ? lora::read_peft(path, base, user_scale)
                             : lora::read_gguf(path, base, user_scale);
   adapter.source = path;
+  adapter.user_scale = user_scale;
   if (adapter.targets.empty()) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "the LoRA adapter " + path.string() + " adapts no layer");

@@ -23,6 +23,7 @@ struct LoraTarget {
 struct LoraAdapter {
   std::string name;
   std::filesystem::path source;
+  float user_scale = 1.0f;  // read_lora_adapter's, so that the file can be read again alike
   std::map<std::string, LoraTarget> targets;  // by linear node name
 
   // The largest rank over the targets.

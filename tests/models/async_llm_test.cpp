@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "baton/llm.h"
+#include "tests/models/demo_f32.h"
 #include "tests/models/greedy_params.h"
 #include "tests/test_data.h"
 
@@ -66,7 +67,8 @@ class Events {
 class AsyncLLMTest : public ::testing::Test {
  protected:
   static LLMOptions options() {
-    return LLMOptions{.model = testing::demo_model().string(), .backend = "cpu", .threads = 2};
+    // f32: a request's tokens must not depend on what shares its steps (demo_f32.h).
+    return LLMOptions{.model = testing::demo_model_f32().string(), .backend = "cpu", .threads = 2};
   }
   // Waits for the engine thread to apply queued aborts.
   static bool wait_all_blocks_free(const AsyncLLM& llm) {

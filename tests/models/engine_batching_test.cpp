@@ -2,6 +2,7 @@
 
 #include "baton/error.h"
 #include "baton/llm.h"
+#include "tests/models/demo_f32.h"
 #include "tests/models/greedy_params.h"
 #include "tests/test_data.h"
 
@@ -36,7 +37,8 @@ using testing::greedy;
 class EngineBatching : public ::testing::Test {
  protected:
   static LLMOptions options() {
-    return LLMOptions{.model = testing::demo_model().string(), .backend = "cpu", .threads = 2};
+    // f32: a request's tokens must not depend on what shares its steps (demo_f32.h).
+    return LLMOptions{.model = testing::demo_model_f32().string(), .backend = "cpu", .threads = 2};
   }
   static std::vector<std::vector<int32_t>> alone(int32_t max_tokens) {
     LLM llm(options());

@@ -18,9 +18,9 @@ int main(int argc, char** argv) {
   CHECK(model == NULL);
   CHECK(strstr(baton_last_error(), "/nonexistent.gguf") != NULL);
 
-  FILE* probe = argc > 1 ? fopen(argv[1], "rb") : NULL;
+  FILE* probe = argc > 2 ? fopen(argv[1], "rb") : NULL;
   if (!probe) {
-    printf("no model file given or found; skipping the generation part\n");
+    printf("no model and adapter files given or found; skipping the generation part\n");
     return 77;
   }
   fclose(probe);
@@ -31,6 +31,14 @@ int main(int argc, char** argv) {
   CHECK(strstr(baton_last_error(), "no-such-backend") != NULL);
 
   model_params.backend = "cpu";
+  const baton_lora_adapter missing = {"missing", "/nonexistent-adapter.gguf", 1.0f};
+  model_params.lora_adapters = &missing;
+  model_params.lora_adapter_count = 1;
+  CHECK(baton_model_open(argv[1], &model_params, &model) == BATON_ERROR_IO);
+  CHECK(strstr(baton_last_error(), "/nonexistent-adapter.gguf") != NULL);
+
+  model_params.lora_adapters = NULL;
+  model_params.lora_adapter_count = 0;
   CHECK(baton_model_open(argv[1], &model_params, &model) == BATON_OK);
   baton_generation_params params = baton_default_generation_params();
   params.temperature = 0.0f;
@@ -41,6 +49,28 @@ int main(int argc, char** argv) {
   CHECK(count == 16);
   CHECK(strstr(text, "of the LORD") != NULL);
   baton_string_free(text);
+
+  /* The bundled adapter, trained on The Devil's Dictionary, changes what the model says. */
+  const baton_lora_adapter devil = {"devil", argv[2], 1.0f};
+  baton_model_params with_lora = model_params;
+  with_lora.lora_adapters = &devil;
+  with_lora.lora_adapter_count = 1;
+  baton_model* adapted = NULL;
+  CHECK(baton_model_open(argv[1], &with_lora, &adapted) == BATON_OK);
+  char* base_text = NULL;
+  char* adapted_text = NULL;
+  CHECK(baton_generate(adapted, "ABSURDITY, n.", &params, &base_text, NULL) == BATON_OK);
+  params.lora = "devil";
+  CHECK(baton_generate(adapted, "ABSURDITY, n.", &params, &adapted_text, NULL) == BATON_OK);
+  CHECK(strcmp(base_text, adapted_text) != 0);
+  baton_string_free(base_text);
+  baton_string_free(adapted_text);
+  baton_model_free(adapted);
+
+  params.lora = "no-such-adapter";
+  CHECK(baton_generate(model, "Once", &params, &text, &count) == BATON_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(baton_last_error(), "no-such-adapter") != NULL);
+  params.lora = NULL;
 
   params.max_tokens = -1;
   CHECK(baton_generate(model, "Once", &params, &text, &count) == BATON_ERROR_INVALID_ARGUMENT);

@@ -46,6 +46,25 @@ TEST_F(CliPerplexity, JsonHasTheEstimateAndItsCounts) {
   EXPECT_EQ(j.at("n_scored").get<int>(), 3 * 63);
 }
 
+// The bundled adapter was trained on The Devil's Dictionary: it scores the held-out entries far
+// better than the base, and a second adapter is refused.
+TEST(CliPerplexityLora, TheAdapterScoresItsOwnTextBetter) {
+  const std::string base_args = "perplexity -m " + baton::testing::demo_model().string() + " -f " +
+                                baton::testing::demo_lora_heldout_text().string() +
+                                " -t 2 --ctx 256 --json";
+  const auto base = run_baton(base_args);
+  const auto adapted = run_baton(base_args + " --lora " + baton::testing::demo_lora().string());
+  ASSERT_EQ(base.exit_code, 0);
+  ASSERT_EQ(adapted.exit_code, 0) << adapted.out;
+  EXPECT_LT(nlohmann::json::parse(adapted.out).at("ppl").get<double>(),
+            nlohmann::json::parse(base.out).at("ppl").get<double>() / 8);
+  const auto two = run_baton(base_args + " --lora a=" + baton::testing::demo_lora().string() +
+                                 " --lora b=" + baton::testing::demo_lora().string(),
+                             Capture::kStderr);
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_NE(two.out.find("one LoRA adapter at most"), std::string::npos) << two.out;
+}
+
 TEST_F(CliPerplexity, TooSmallContextAndUnreadableFileFailWithAMessage) {
   const auto small = run_baton(args("--ctx 8"), Capture::kStderr);
   EXPECT_EQ(small.exit_code, 1);

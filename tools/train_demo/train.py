@@ -54,11 +54,11 @@ def train_tokenizer(train_text: Path, prefix: Path, vocab_size: int):
     return spm.SentencePieceProcessor(model_file=f"{prefix}.model")
 
 
-def encode_documents(sp, chapters):
-    """One stream: each chapter framed by BOS and EOS, as documents are in pre-training."""
+def encode_documents(sp, documents):
+    """One stream: each document framed by BOS and EOS, as in pre-training."""
     ids = []
-    for chapter in chapters:
-        ids += [sp.bos_id()] + sp.encode(chapter) + [sp.eos_id()]
+    for document in documents:
+        ids += [sp.bos_id()] + sp.encode(document) + [sp.eos_id()]
     return torch.tensor(ids, dtype=torch.long)
 
 

@@ -8,19 +8,11 @@ cd "$(dirname "$0")/../.."
 work=${1:-build/train_demo}
 shift || true
 
+# libopenblas0-pthread replaces the reference BLAS Debian's PyTorch would otherwise use (4x).
 packages=(bible-kjv python3-torch python3-sentencepiece python3-matplotlib python3-numpy
           libopenblas0-pthread)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  $sudo apt-get update -qq
-  # libopenblas0-pthread replaces the reference BLAS Debian's PyTorch would otherwise use (4x).
-  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
-fi
+source tools/train_demo/debian_packages.sh
+install_debian_packages "${packages[@]}"
 scripts/setup.sh >&2
 
 # Debian's interpreter, where python3-torch lives, whatever python3 is first on PATH.
