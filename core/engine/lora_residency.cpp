@@ -56,7 +56,6 @@ LoraResidency::Handle LoraResidency::find(const std::string& name) const {
 std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(Registration& adapter) {
   if (adapter.weights) return adapter.weights;
   if (!adapter.reading.valid()) {
-    ++readings_;
     adapter.reading = std::async(std::launch::async, [path = adapter.source, name = adapter.name,
                                                       scale = adapter.user_scale, &base = base_] {
                         auto read =
@@ -105,14 +104,14 @@ std::optional<LoraResidency::Pin> LoraResidency::acquire(Registration& adapter) 
     if (table_[i].id == adapter.id) chosen = i;
   }
   if (!chosen) {
+    // Read from the file while the slots are still busy, if it comes to that.
+    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
     // A free slot, else the least recently used one that no request pins.
     for (size_t i = 0; i < table_.size(); ++i) {
       if (table_[i].pins > 0) continue;
       if (!chosen || table_[i].last_used < table_[*chosen].last_used) chosen = i;
     }
-    if (!chosen) return std::nullopt;
-    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
-    if (!weights) return std::nullopt;
+    if (!chosen || !weights) return std::nullopt;
     slots_->load(static_cast<int32_t>(*chosen), *weights);
     table_[*chosen] = Slot{.id = adapter.id};
   }

@@ -74,9 +74,6 @@ class LoraResidency {
   static void wait_for_reading(const Registration& adapter, std::chrono::milliseconds limit);
 
   const LoraSlots& slots() const { return *slots_; }
-  // Registered adapters whose weights are in host memory, and readings started since creation.
-  int32_t adapters_in_host_memory() const;
-  int64_t readings() const { return readings_; }
 
  private:
   struct Slot {
@@ -89,6 +86,7 @@ class LoraResidency {
   // Drops the weights of the least recently used registered adapters beyond the capacity, other
   // than `keep`.
   void evict_from_host(const Registration& keep);
+  int32_t adapters_in_host_memory() const;
   void release(int32_t slot);
 
   std::unique_ptr<LoraSlots> slots_;
@@ -98,7 +96,6 @@ class LoraResidency {
   std::vector<Slot> table_;
   uint64_t next_id_ = 1;
   uint64_t clock_ = 0;
-  int64_t readings_ = 0;
 };
 
 }  // namespace baton

@@ -107,6 +107,22 @@ def learning_rate(step, args):
     return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def train_step(model, optimizer, parameters, train_ids, generator, step, args):
+    """One optimizer step on args.batch random windows of the training stream; the loss."""
+    for group in optimizer.param_groups:
+        group["lr"] = learning_rate(step, args)
+    context = model.shape.max_position_embeddings
+    starts = torch.randint(0, len(train_ids) - context - 1, (args.batch,), generator=generator)
+    batch = torch.stack([train_ids[s : s + context + 1] for s in starts])
+    logits = model(batch[:, :-1])
+    loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch[:, 1:].reshape(-1))
+    optimizer.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(parameters, 1.0)
+    optimizer.step()
+    return loss.item()
+
+
 def main():
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
@@ -138,22 +154,14 @@ def main():
     log_rows = []
     started = time.time()
     for step in range(args.steps):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args)
-        starts = torch.randint(0, len(train_ids) - context - 1, (args.batch,), generator=generator)
-        batch = torch.stack([train_ids[s : s + context + 1] for s in starts])
-        logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, shape.vocab_size), batch[:, 1:].reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        row = {"step": step + 1, "train_loss": loss.item(), "heldout_loss": "",
+        loss = train_step(model, optimizer, list(model.parameters()), train_ids, generator, step,
+                          args)
+        row = {"step": step + 1, "train_loss": loss, "heldout_loss": "",
                "seconds": round(time.time() - started, 1)}
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             row["heldout_loss"] = heldout_loss(model, heldout_ids, context, args.eval_windows)
             sample = sp.decode(greedy(model, sp, "In the beginning", 24))
-            print(f"step {step + 1}/{args.steps} train {loss.item():.3f} held-out "
+            print(f"step {step + 1}/{args.steps} train {loss:.3f} held-out "
                   f"{row['heldout_loss']:.3f} lr {learning_rate(step, args):.2e} "
                   f"{row['seconds']:.0f}s | {sample!r}", flush=True)
         log_rows.append(row)

@@ -16,14 +16,13 @@ from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 import corpus
 import devil_corpus
 import gguf_base
 from export_lora import write_gguf, write_peft
 from lora import add_lora
-from train import encode_documents, heldout_loss, learning_rate
+from train import encode_documents, heldout_loss, train_step
 
 HELDOUT_EVERY = 20
 
@@ -78,19 +77,10 @@ def main():
     generator = torch.Generator().manual_seed(args.seed)
     started = time.time()
     for step in range(args.steps):
-        for group in optimizer.param_groups:
-            group["lr"] = learning_rate(step, args)
-        starts = torch.randint(0, len(train_ids) - context - 1, (args.batch,), generator=generator)
-        batch = torch.stack([train_ids[s : s + context + 1] for s in starts])
-        logits = model(batch[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, shape.vocab_size), batch[:, 1:].reshape(-1))
-        optimizer.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-        optimizer.step()
+        loss = train_step(model, optimizer, trainable, train_ids, generator, step, args)
         if (step + 1) % args.eval_every == 0 or step + 1 == args.steps:
             devil = heldout_loss(model, heldout["devil"], context, 16)
-            print(f"step {step + 1}/{args.steps} train {loss.item():.3f} held-out {devil:.3f} "
+            print(f"step {step + 1}/{args.steps} train {loss:.3f} held-out {devil:.3f} "
                   f"{time.time() - started:.0f}s", flush=True)
 
     adapter_losses = {text: heldout_loss(model, ids, context) for text, ids in heldout.items()}
