@@ -123,7 +123,6 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
                                                        (lora_ ? "" : ": this engine serves none"));
     }
   }
-  counters_.prompt_tokens += static_cast<int64_t>(prompt.size());
   auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
   s->arrival = s->id;
@@ -132,18 +131,20 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->tokens = std::move(prompt);
   s->sampler = std::make_unique<Sampler>(params.sampling);
   const uint64_t id = s->id;
+  // Before counting the prompt: an adapter whose file could not be read again throws here.
   if (!request->lora || pin_adapter(*request, *s)) {
     scheduler_.add(s.get());
   } else {
     parked_.push_back(id);
   }
+  counters_.prompt_tokens += s->prompt_length;
   request->sequences.push_back(std::move(s));
   requests_.emplace(id, std::move(request));
   return id;
 }
 
 bool Engine::pin_adapter(Request& request, Sequence& first) {
-  std::optional<LoraResidency::Pin> pin = lora_->acquire(*request.lora);
+  std::optional<LoraResidency::Pin> pin = lora_->acquire(request.lora);
   if (!pin) return false;
   first.lora_slot = pin->slot();
   first.adapter = pin->id();
@@ -164,7 +165,7 @@ void Engine::admit_parked() {
         continue;
       }
       scheduler_.add(found->second->sequences.front().get());
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {
       failed_admissions_.push_back({.id = *it, .finished = true, .error = e.what()});
       requests_.erase(found);
     }
@@ -175,12 +176,7 @@ void Engine::admit_parked() {
 void Engine::wait_for_parked() const {
   // Long enough not to spin, short enough that a request arriving meanwhile barely waits.
   constexpr std::chrono::milliseconds kWait(5);
-  for (uint64_t id : parked_) {
-    if (const auto found = requests_.find(id); found != requests_.end()) {
-      LoraResidency::wait_for_reading(*found->second->lora, kWait);
-      return;
-    }
-  }
+  if (lora_) lora_->wait_for_reading(kWait);
 }
 
 void Engine::add_lora(std::shared_ptr<const LoraAdapter> adapter) {
@@ -321,6 +317,8 @@ std::vector<SequenceUpdate> Engine::step() {
                    std::make_move_iterator(stepped.end()));
     return updates;
   } catch (...) {
+    // The caller ends every request it holds, those that failed to be admitted too.
+    failed_admissions_.clear();
     abandon_in_flight();
     throw;
   }

@@ -53,29 +53,37 @@ LoraResidency::Handle LoraResidency::find(const std::string& name) const {
   return found == adapters_.end() ? nullptr : found->second;
 }
 
-std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(Registration& adapter) {
-  if (adapter.weights) return adapter.weights;
-  if (!adapter.reading.valid()) {
-    adapter.reading = std::async(std::launch::async, [path = adapter.source, name = adapter.name,
-                                                      scale = adapter.user_scale, &base = base_] {
-                        auto read =
-                            std::make_shared<LoraAdapter>(read_lora_adapter(path, base, scale));
-                        read->name = name;
-                        return std::shared_ptr<const LoraAdapter>(std::move(read));
-                      }).share();
+std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(const Handle& adapter) {
+  collect_reading();
+  if (adapter->weights) return adapter->weights;
+  if (adapter->read_failure) std::rethrow_exception(std::exchange(adapter->read_failure, nullptr));
+  if (!being_read_) {
+    being_read_ = adapter;
+    reading_ = std::async(std::launch::async, [path = adapter->source, name = adapter->name,
+                                               scale = adapter->user_scale, &base = base_] {
+      auto read = std::make_shared<LoraAdapter>(read_lora_adapter(path, base, scale));
+      read->name = name;
+      return std::shared_ptr<const LoraAdapter>(std::move(read));
+    });
   }
-  if (adapter.reading.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
-    return nullptr;
+  return nullptr;
+}
+
+void LoraResidency::collect_reading() {
+  if (!being_read_ || reading_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+    return;
   }
-  const auto reading = std::exchange(adapter.reading, {});
+  const Handle adapter = std::exchange(being_read_, nullptr);
+  const std::string failed = "the LoRA adapter '" + adapter->name + "' could not be read again: ";
   try {
-    adapter.weights = reading.get();
+    adapter->weights = reading_.get();
+    evict_from_host(*adapter);
   } catch (const Error& e) {
-    throw Error(e.category(),
-                "the LoRA adapter '" + adapter.name + "' could not be read again: " + e.what());
+    adapter->read_failure = std::make_exception_ptr(Error(e.category(), failed + e.what()));
+  } catch (const std::exception& e) {
+    adapter->read_failure =
+        std::make_exception_ptr(Error(ErrorCategory::kInvalidModel, failed + e.what()));
   }
-  evict_from_host(adapter);
-  return adapter.weights;
 }
 
 void LoraResidency::evict_from_host(const Registration& keep) {
@@ -97,32 +105,32 @@ int32_t LoraResidency::adapters_in_host_memory() const {
       adapters_, [](const auto& entry) { return entry.second->weights != nullptr; }));
 }
 
-std::optional<LoraResidency::Pin> LoraResidency::acquire(Registration& adapter) {
-  adapter.last_used = ++clock_;
+std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& adapter) {
+  adapter->last_used = ++clock_;
   std::optional<size_t> chosen;
   for (size_t i = 0; i < table_.size() && !chosen; ++i) {
-    if (table_[i].id == adapter.id) chosen = i;
+    if (table_[i].id == adapter->id) chosen = i;
   }
   if (!chosen) {
-    // Read from the file while the slots are still busy, if it comes to that.
-    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
     // A free slot, else the least recently used one that no request pins.
     for (size_t i = 0; i < table_.size(); ++i) {
       if (table_[i].pins > 0) continue;
       if (!chosen || table_[i].last_used < table_[*chosen].last_used) chosen = i;
     }
-    if (!chosen || !weights) return std::nullopt;
+    if (!chosen) return std::nullopt;
+    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
+    if (!weights) return std::nullopt;
     slots_->load(static_cast<int32_t>(*chosen), *weights);
-    table_[*chosen] = Slot{.id = adapter.id};
+    table_[*chosen] = Slot{.id = adapter->id};
   }
   Slot& slot = table_[*chosen];
   ++slot.pins;
   slot.last_used = clock_;
-  return Pin(this, static_cast<int32_t>(*chosen), adapter.id);
+  return Pin(this, static_cast<int32_t>(*chosen), adapter->id);
 }
 
-void LoraResidency::wait_for_reading(const Registration& adapter, std::chrono::milliseconds limit) {
-  if (adapter.reading.valid()) adapter.reading.wait_for(limit);
+void LoraResidency::wait_for_reading(std::chrono::milliseconds limit) const {
+  if (being_read_) reading_.wait_for(limit);
 }
 
 void LoraResidency::release(int32_t slot) {

@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <future>
 #include <map>
 #include <memory>
@@ -36,7 +37,7 @@ class LoraResidency {
     // replaced adapter's blocks are not shared either).
     uint64_t id = 0;
     std::shared_ptr<const LoraAdapter> weights;  // null while only the file has them
-    std::shared_future<std::shared_ptr<const LoraAdapter>> reading;  // valid while read again
+    std::exception_ptr read_failure;             // for the next request that asks for it
     uint64_t last_used = 0;
   };
   using Handle = std::shared_ptr<Registration>;
@@ -66,12 +67,11 @@ class LoraResidency {
     uint64_t id_ = 0;
   };
   // Pins the adapter's slot, loading it into one first when it has none; nullopt while every
-  // slot is pinned by other adapters or the weights are still being read from the file. Throws
-  // the reading's Error when the file can no longer be read (the next request tries again).
-  std::optional<Pin> acquire(Registration& adapter);
-  // Blocks until the adapter's weights are read or `limit` passes: for when nothing else can
-  // run meanwhile.
-  static void wait_for_reading(const Registration& adapter, std::chrono::milliseconds limit);
+  // slot is pinned by other adapters or the weights are still to be read from the file. Throws
+  // Error when the file could not be read again (the next request for it tries again).
+  std::optional<Pin> acquire(const Handle& adapter);
+  // Blocks until the read under way ends or `limit` passes: for when nothing else can run.
+  void wait_for_reading(std::chrono::milliseconds limit) const;
 
   const LoraSlots& slots() const { return *slots_; }
 
@@ -81,8 +81,11 @@ class LoraResidency {
     int32_t pins = 0;
     uint64_t last_used = 0;
   };
-  // The weights of `adapter`, or null while they are read; starts that reading.
-  std::shared_ptr<const LoraAdapter> weights_of(Registration& adapter);
+  // The weights of `adapter`, or null while they are to be read: starts that read when none is
+  // under way. Throws the adapter's last read failure.
+  std::shared_ptr<const LoraAdapter> weights_of(const Handle& adapter);
+  // Gives a finished read's weights, or its failure, to its adapter.
+  void collect_reading();
   // Drops the weights of the least recently used registered adapters beyond the capacity, other
   // than `keep`.
   void evict_from_host(const Registration& keep);
@@ -90,12 +93,16 @@ class LoraResidency {
   void release(int32_t slot);
 
   std::unique_ptr<LoraSlots> slots_;
-  const ModelConfig& base_;
+  const ModelConfig& base_;  // the model's, which outlives the engine and so any read
   int32_t host_capacity_;
   std::map<std::string, Handle> adapters_;
   std::vector<Slot> table_;
   uint64_t next_id_ = 1;
   uint64_t clock_ = 0;
+  // The adapter whose file is being read, and the read: std::async's future, whose destruction
+  // waits for the read to end.
+  Handle being_read_;
+  std::future<std::shared_ptr<const LoraAdapter>> reading_;
 };
 
 }  // namespace baton

@@ -108,7 +108,7 @@ baton_status baton_model_open(const char* path, const baton_model_params* params
       options.lora.push_back({.name = adapter.name, .path = adapter.path, .scale = adapter.scale});
     }
     options.max_loras = p.max_loras;
-    options.max_lora_rank = p.max_lora_rank;
+    if (p.max_lora_rank != 0) options.max_lora_rank = p.max_lora_rank;
     *out_model = new baton_model{baton::LLM(options)};
   });
 }

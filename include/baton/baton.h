@@ -33,7 +33,9 @@ typedef enum baton_status {
 
 typedef struct baton_model baton_model;
 
-/* A LoRA adapter served beside the base model (docs/lora.md). */
+/* A LoRA adapter served beside the base model (docs/lora.md). The LoRA fields were added to
+ * baton_model_params and baton_generation_params after their first release: callers built
+ * against the older header must be rebuilt, and should start from the baton_default_* values. */
 typedef struct baton_lora_adapter {
   const char* name; /* what a request asks for it by (baton_generation_params.lora) */
   const char* path; /* a llama.cpp GGUF adapter file or a PEFT directory */
@@ -47,7 +49,7 @@ typedef struct baton_model_params {
   const baton_lora_adapter* lora_adapters; /* lora_adapter_count of them; NULL when none */
   int32_t lora_adapter_count;
   int32_t max_loras;     /* adapters one batch can mix; 0 = lora_adapter_count */
-  int32_t max_lora_rank; /* highest rank served */
+  int32_t max_lora_rank; /* highest rank served; 0 = 16 */
 } baton_model_params;
 
 typedef struct baton_generation_params {

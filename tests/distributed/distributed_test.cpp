@@ -281,6 +281,13 @@ TEST_P(ShardedModel, DemoModelLogitsEqualOneProcess) {
   check_logits(f32.path());
 }
 
+// The demo model as shipped, in f16, within bf16's rounding (2^-8 of the largest logit): where
+// oneDNN has a bf16 matmul, x and w are rounded to bf16 in the GEMM of one side and not the other
+// (measured: 4e-4 with TP=2 on an AVX-512 host with avx512_bf16).
+TEST_P(ShardedModel, F16DemoModelLogitsEqualOneProcessWithinBf16Rounding) {
+  check_logits(testing::demo_model(), "cpu", 1.0 / 256);
+}
+
 // The GPU backends' all-reduce node, staged through the host, on the simulator. Its kernels
 // differ from the CPU's in the order of their sums, hence the looser bound; on an f32 copy, as
 // the CPU's bf16 GEMM for f16 weights (AVX-512 hosts) would differ by far more.

@@ -157,12 +157,12 @@ class EngineSetup {
         model_(load_model(file_, *backend_)),
         tokenizer_(Tokenizer::create(vocabulary_from_gguf(file_))) {}
 
-  // Writes a rank-4 adapter named `name` and returns what serves it.
-  LoraOptions adapter(const std::string& name, uint32_t seed) {
+  // Writes a rank-4 adapter named `name` and returns what serves it at `scale`.
+  LoraOptions adapter(const std::string& name, uint32_t seed, float scale = 1.0f) {
     files_.push_back(std::make_unique<TempFile>("lora_engine_" + name + ".gguf"));
     write_gguf_lora(files_.back()->path(), model_->config().architecture,
                     random_lora(model_->config(), 4, seed), 4.0f);
-    return {.name = name, .path = files_.back()->str()};
+    return {.name = name, .path = files_.back()->str(), .scale = scale};
   }
   std::unique_ptr<Engine> engine(const EngineConfig& config) const {
     return std::make_unique<Engine>(*model_, *backend_, *tokenizer_, config);
@@ -221,13 +221,14 @@ TEST(Lora, ARequestWaitingForASlotKeepsItsAdapterWhenTheNameIsRemoved) {
 }
 
 // With room for one adapter in host memory, the other is read again from its file when asked
-// for, and gives what it gives when both stay; an adapter whose file went away meanwhile fails
-// its request with an error naming it, and the other requests go on.
+// for (at its user scale), and gives what it gives when both stay; an adapter whose file went
+// away meanwhile fails its request with an error naming it, and the other requests go on.
 TEST(Lora, AdaptersBeyondTheHostCacheAreReadAgainFromTheirFiles) {
   EngineSetup setup;
-  EngineConfig config{.n_blocks = 64,
-                      .max_loras = 1,
-                      .lora_adapters = {setup.adapter("first", 21), setup.adapter("second", 22)}};
+  EngineConfig config{
+      .n_blocks = 64,
+      .max_loras = 1,
+      .lora_adapters = {setup.adapter("first", 21, 2.0f), setup.adapter("second", 22)}};
   std::map<std::string, std::vector<int32_t>> expected;
   {
     const std::unique_ptr<Engine> engine = setup.engine(config);
@@ -336,6 +337,33 @@ TEST(Lora, TheBundledAdapterLowersPerplexityOnTheTextItLearned) {
   EXPECT_LT(gguf, base / 8) << "base " << base << ", with the adapter " << gguf;
   EXPECT_NEAR(peft, gguf, 1e-3 * gguf);
   EXPECT_EQ(perplexity_with(""), base);
+}
+
+// Three adapters wait at once for one slot, two of them only in their files: they are read one
+// at a time as the slot frees, and every request gets what it gets with no bound on memory.
+TEST(Lora, AdaptersWaitingInTheirFilesAllFinish) {
+  EngineSetup setup;
+  EngineConfig config{
+      .n_blocks = 64,
+      .max_loras = 1,
+      .lora_adapters = {setup.adapter("a", 31), setup.adapter("b", 32), setup.adapter("c", 33)}};
+  const std::vector<std::string> names = {"a", "b", "", "c", "a", "c"};
+  const auto run = [&] {
+    const std::unique_ptr<Engine> engine = setup.engine(config);
+    std::vector<uint64_t> ids;
+    for (const std::string& name : names) ids.push_back(setup.add(*engine, name));
+    const std::map<uint64_t, Outcome> outcomes = run_to_end(*engine);
+    std::vector<std::vector<int32_t>> tokens;
+    for (uint64_t id : ids) {
+      EXPECT_EQ(outcomes.at(id).error, "");
+      tokens.push_back(outcomes.at(id).tokens);
+    }
+    return tokens;
+  };
+  const std::vector<std::vector<int32_t>> unbounded = run();
+  config.max_cpu_loras = 1;
+  EXPECT_EQ(run(), unbounded);
+  EXPECT_EQ(unbounded[0], unbounded[4]);
 }
 
 TEST(Lora, AHostCacheSmallerThanTheSlotsIsRefused) {

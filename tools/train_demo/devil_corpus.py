@@ -19,7 +19,9 @@ def dictd_number(text: str) -> int:
 
 
 def read_entries() -> list[str]:
-    """Every entry of the dictionary in index order, the database's own notes left out."""
+    """Every entry of the dictionary in index order, the database's own notes left out. Four
+    entries are listed under two spellings (babe/baby, confidant/confidante, laureate/laurel,
+    tsetse/tzetze fly); each pair sits in the training split, so no held-out entry was seen."""
     data = gzip.decompress((DICTD / "devil.dict.dz").read_bytes())
     entries = []
     for line in (DICTD / "devil.index").read_text(encoding="utf-8").splitlines():
