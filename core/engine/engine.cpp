@@ -131,8 +131,8 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->tokens = std::move(prompt);
   s->sampler = std::make_unique<Sampler>(params.sampling);
   const uint64_t id = s->id;
-  // Before counting the prompt: an adapter whose file could not be read again throws here.
-  if (!request->lora || pin_adapter(*request, *s)) {
+  // Before counting the prompt: an adapter whose slot cannot be loaded throws here.
+  if (!request->lora || pin_adapter(*request, *s, true)) {
     scheduler_.add(s.get());
   } else {
     parked_.push_back(id);
@@ -143,8 +143,8 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   return id;
 }
 
-bool Engine::pin_adapter(Request& request, Sequence& first) {
-  std::optional<LoraResidency::Pin> pin = lora_->acquire(request.lora);
+bool Engine::pin_adapter(Request& request, Sequence& first, bool arriving) {
+  std::optional<LoraResidency::Pin> pin = lora_->acquire(request.lora, arriving);
   if (!pin) return false;
   first.lora_slot = pin->slot();
   first.adapter = pin->id();
@@ -160,7 +160,7 @@ void Engine::admit_parked() {
       continue;
     }
     try {
-      if (!pin_adapter(*found->second, *found->second->sequences.front())) {
+      if (!pin_adapter(*found->second, *found->second->sequences.front(), false)) {
         ++it;
         continue;
       }

@@ -138,8 +138,8 @@ class Engine {
     LoraResidency::Pin lora_pin;  // its slot, once it has one
   };
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
-  // are still being read.
-  bool pin_adapter(Request& request, Sequence& first);
+  // are still being read. `arriving`: the request asks for the first time (not parked).
+  bool pin_adapter(Request& request, Sequence& first, bool arriving);
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();

@@ -53,18 +53,23 @@ LoraResidency::Handle LoraResidency::find(const std::string& name) const {
   return found == adapters_.end() ? nullptr : found->second;
 }
 
-std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(const Handle& adapter) {
+std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(const Handle& adapter, bool arriving) {
+  if (adapter->weights) return adapter->weights;
   collect_reading();
   if (adapter->weights) return adapter->weights;
-  if (adapter->read_failure) std::rethrow_exception(std::exchange(adapter->read_failure, nullptr));
+  if (adapter->read_failure) {
+    // A failed read belongs to the requests that were waiting for it; a new one reads again.
+    const std::exception_ptr failure = std::exchange(adapter->read_failure, nullptr);
+    if (!arriving) std::rethrow_exception(failure);
+  }
   if (!being_read_) {
-    being_read_ = adapter;
     reading_ = std::async(std::launch::async, [path = adapter->source, name = adapter->name,
                                                scale = adapter->user_scale, &base = base_] {
       auto read = std::make_shared<LoraAdapter>(read_lora_adapter(path, base, scale));
       read->name = name;
       return std::shared_ptr<const LoraAdapter>(std::move(read));
     });
+    being_read_ = adapter;  // after std::async, which may throw
   }
   return nullptr;
 }
@@ -105,7 +110,7 @@ int32_t LoraResidency::adapters_in_host_memory() const {
       adapters_, [](const auto& entry) { return entry.second->weights != nullptr; }));
 }
 
-std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& adapter) {
+std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& adapter, bool arriving) {
   adapter->last_used = ++clock_;
   std::optional<size_t> chosen;
   for (size_t i = 0; i < table_.size() && !chosen; ++i) {
@@ -118,8 +123,10 @@ std::optional<LoraResidency::Pin> LoraResidency::acquire(const Handle& adapter) 
       if (!chosen || table_[i].last_used < table_[*chosen].last_used) chosen = i;
     }
     if (!chosen) return std::nullopt;
-    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter);
+    const std::shared_ptr<const LoraAdapter> weights = weights_of(adapter, arriving);
     if (!weights) return std::nullopt;
+    // Free until loaded whole: a load that fails halfway leaves no adapter's name on it.
+    table_[*chosen] = Slot{};
     slots_->load(static_cast<int32_t>(*chosen), *weights);
     table_[*chosen] = Slot{.id = adapter->id};
   }

@@ -37,7 +37,7 @@ class LoraResidency {
     // replaced adapter's blocks are not shared either).
     uint64_t id = 0;
     std::shared_ptr<const LoraAdapter> weights;  // null while only the file has them
-    std::exception_ptr read_failure;             // for the next request that asks for it
+    std::exception_ptr read_failure;             // for the requests that waited for the read
     uint64_t last_used = 0;
   };
   using Handle = std::shared_ptr<Registration>;
@@ -68,8 +68,9 @@ class LoraResidency {
   };
   // Pins the adapter's slot, loading it into one first when it has none; nullopt while every
   // slot is pinned by other adapters or the weights are still to be read from the file. Throws
-  // Error when the file could not be read again (the next request for it tries again).
-  std::optional<Pin> acquire(const Handle& adapter);
+  // Error when the file could not be read again, to a request that was waiting for that read
+  // (not `arriving`, asking for the first time: that one starts a new read).
+  std::optional<Pin> acquire(const Handle& adapter, bool arriving);
   // Blocks until the read under way ends or `limit` passes: for when nothing else can run.
   void wait_for_reading(std::chrono::milliseconds limit) const;
 
@@ -82,8 +83,8 @@ class LoraResidency {
     uint64_t last_used = 0;
   };
   // The weights of `adapter`, or null while they are to be read: starts that read when none is
-  // under way. Throws the adapter's last read failure.
-  std::shared_ptr<const LoraAdapter> weights_of(const Handle& adapter);
+  // under way. Throws the adapter's last read failure unless `arriving`.
+  std::shared_ptr<const LoraAdapter> weights_of(const Handle& adapter, bool arriving);
   // Gives a finished read's weights, or its failure, to its adapter.
   void collect_reading();
   // Drops the weights of the least recently used registered adapters beyond the capacity, other

@@ -222,7 +222,8 @@ TEST(Lora, ARequestWaitingForASlotKeepsItsAdapterWhenTheNameIsRemoved) {
 
 // With room for one adapter in host memory, the other is read again from its file when asked
 // for (at its user scale), and gives what it gives when both stay; an adapter whose file went
-// away meanwhile fails its request with an error naming it, and the other requests go on.
+// away meanwhile fails its request with an error naming it, the other requests go on, and once
+// the file is back a new request reads it.
 TEST(Lora, AdaptersBeyondTheHostCacheAreReadAgainFromTheirFiles) {
   EngineSetup setup;
   EngineConfig config{
@@ -242,7 +243,8 @@ TEST(Lora, AdaptersBeyondTheHostCacheAreReadAgainFromTheirFiles) {
   // Registering "second" pushed "first" out of host memory; reading it again pushes "second".
   const uint64_t first = setup.add(*engine, "first");
   EXPECT_EQ(run_to_end(*engine).at(first).tokens, expected["first"]);
-  std::filesystem::remove(config.lora_adapters[1].path);
+  const TempFile moved("lora_engine_second_moved.gguf");
+  std::filesystem::rename(config.lora_adapters[1].path, moved.path());
   const uint64_t second = setup.add(*engine, "second");
   const uint64_t base = setup.add(*engine, "");
   const uint64_t first_again = setup.add(*engine, "first");
@@ -252,6 +254,10 @@ TEST(Lora, AdaptersBeyondTheHostCacheAreReadAgainFromTheirFiles) {
   EXPECT_TRUE(outcomes.at(second).tokens.empty());
   EXPECT_EQ(outcomes.at(base).tokens.size(), 6u);
   EXPECT_EQ(outcomes.at(first_again).tokens, expected["first"]);
+  // The file back: a new request reads it again rather than take the old failure.
+  std::filesystem::rename(moved.path(), config.lora_adapters[1].path);
+  const uint64_t second_again = setup.add(*engine, "second");
+  EXPECT_EQ(run_to_end(*engine).at(second_again).tokens, expected["second"]);
 }
 
 // A PEFT directory and the GGUF adapter llama.cpp would convert it to are the same adapter:
