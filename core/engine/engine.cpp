@@ -82,10 +82,7 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
   }
   // Read one at a time, so that no more than max_cpu_loras + 1 are in host memory at once.
   for (const LoraOptions& options : config.lora_adapters) {
-    auto adapter = std::make_shared<LoraAdapter>(
-        read_lora_adapter(options.path, model.config(), options.scale));
-    adapter->name = options.name;
-    add_lora(std::move(adapter));
+    add_lora(read_lora_adapter(options, model.config()));
   }
   // A short prompt through the model from position 0, in blocks no sequence holds yet (every
   // sequence writes a position's K/V before reading it). Backends that prepare a weight or a

@@ -25,13 +25,14 @@ void LoraResidency::add(std::shared_ptr<const LoraAdapter> adapter) {
                     std::to_string(adapter->rank()) + ", above the maximum of " +
                     std::to_string(slots_->max_rank()) + " (--max-lora-rank)");
   }
-  auto registration = std::make_shared<Registration>(Registration{.name = adapter->name,
-                                                                  .source = adapter->source,
-                                                                  .user_scale = adapter->user_scale,
-                                                                  .id = next_id_++,
-                                                                  .weights = std::move(adapter),
-                                                                  .last_used = ++clock_});
-  adapters_[registration->name] = registration;
+  auto registration =
+      std::make_shared<Registration>(Registration{.file = {.name = adapter->name,
+                                                           .path = adapter->source.string(),
+                                                           .scale = adapter->user_scale},
+                                                  .id = next_id_++,
+                                                  .weights = std::move(adapter),
+                                                  .last_used = ++clock_});
+  adapters_[registration->file.name] = registration;
   evict_from_host(*registration);
 }
 
@@ -63,11 +64,8 @@ std::shared_ptr<const LoraAdapter> LoraResidency::weights_of(const Handle& adapt
     if (!arriving) std::rethrow_exception(failure);
   }
   if (!being_read_) {
-    reading_ = std::async(std::launch::async, [path = adapter->source, name = adapter->name,
-                                               scale = adapter->user_scale, &base = base_] {
-      auto read = std::make_shared<LoraAdapter>(read_lora_adapter(path, base, scale));
-      read->name = name;
-      return std::shared_ptr<const LoraAdapter>(std::move(read));
+    reading_ = std::async(std::launch::async, [file = adapter->file, &base = base_] {
+      return read_lora_adapter(file, base);
     });
     being_read_ = adapter;  // after std::async, which may throw
   }
@@ -79,7 +77,8 @@ void LoraResidency::collect_reading() {
     return;
   }
   const Handle adapter = std::exchange(being_read_, nullptr);
-  const std::string failed = "the LoRA adapter '" + adapter->name + "' could not be read again: ";
+  const std::string failed =
+      "the LoRA adapter '" + adapter->file.name + "' could not be read again: ";
   try {
     adapter->weights = reading_.get();
     evict_from_host(*adapter);
@@ -97,7 +96,7 @@ void LoraResidency::evict_from_host(const Registration& keep) {
     Registration* oldest = nullptr;
     for (const auto& [name, adapter] : adapters_) {
       // One built in memory has no file to be read again from.
-      if (adapter.get() == &keep || !adapter->weights || adapter->source.empty()) continue;
+      if (adapter.get() == &keep || !adapter->weights || adapter->file.path.empty()) continue;
       if (!oldest || adapter->last_used < oldest->last_used) oldest = adapter.get();
     }
     if (!oldest) return;

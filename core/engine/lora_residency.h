@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/lora_options.h"
 #include "models/lora/lora_slots.h"
 
 namespace baton {
@@ -30,9 +31,8 @@ class LoraResidency {
   // An adapter as registered. Requests hold it from their arrival, so that they can still take
   // a slot after its name is removed.
   struct Registration {
-    std::string name;
-    std::filesystem::path source;  // empty for an adapter built in memory, which stays there
-    float user_scale = 1.0f;
+    // How to read it again; the path is empty for an adapter built in memory, which stays there.
+    LoraOptions file;
     // Keeps its prefix-cache blocks apart from other adapters' (ids are never reused, so a
     // replaced adapter's blocks are not shared either).
     uint64_t id = 0;

@@ -233,10 +233,7 @@ std::vector<EngineStats> AsyncLLM::replica_stats() const {
 }
 
 void AsyncLLM::load_lora_adapter(const LoraOptions& options) {
-  auto adapter = std::make_shared<LoraAdapter>(
-      read_lora_adapter(options.path, impl_->loaded.model->config(), options.scale));
-  adapter->name = options.name;
-  impl_->engine->add_lora(std::move(adapter));
+  impl_->engine->add_lora(read_lora_adapter(options, impl_->loaded.model->config()));
 }
 
 void AsyncLLM::unload_lora_adapter(const std::string& name) {

@@ -35,7 +35,7 @@ struct LoadedModel {
   std::unique_ptr<Tokenizer> tokenizer;
   ChatFormatter chat;
   int32_t context_size = 0;
-  // With the adapters of LLMOptions::lora, read and checked against the model.
+  // With the adapters of LLMOptions::lora, which the engine reads and checks against the model.
   EngineConfig engine_config;
 };
 

@@ -141,8 +141,7 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
         "perplexity applies one LoRA adapter at most, got " + std::to_string(adapters.size()));
   }
   if (!adapters.empty()) {
-    with_cache.lora = std::make_shared<LoraAdapter>(
-        read_lora_adapter(adapters[0].path, loaded.model->config(), adapters[0].scale));
+    with_cache.lora = read_lora_adapter(adapters[0], loaded.model->config());
   }
   return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
                     adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);

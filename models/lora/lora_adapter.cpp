@@ -45,4 +45,12 @@ LoraAdapter read_lora_adapter(const std::filesystem::path& path, const ModelConf
   return adapter;
 }
 
+std::shared_ptr<const LoraAdapter> read_lora_adapter(const LoraOptions& options,
+                                                     const ModelConfig& base) {
+  auto adapter =
+      std::make_shared<LoraAdapter>(read_lora_adapter(options.path, base, options.scale));
+  adapter->name = options.name;
+  return adapter;
+}
+
 }  // namespace baton

@@ -8,8 +8,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 
+#include "baton/lora_options.h"
 #include "core/tensor.h"
 #include "models/model.h"
 
@@ -43,5 +45,8 @@ std::map<std::string, Shape> lora_linear_shapes(const ModelConfig& config);
 // file, Error(kIo) when it cannot be read.
 LoraAdapter read_lora_adapter(const std::filesystem::path& path, const ModelConfig& base,
                               float user_scale = 1.0f);
+// The same for an adapter as served: read from options.path at options.scale and named.
+std::shared_ptr<const LoraAdapter> read_lora_adapter(const LoraOptions& options,
+                                                     const ModelConfig& base);
 
 }  // namespace baton

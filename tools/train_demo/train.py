@@ -107,6 +107,14 @@ def learning_rate(step, args):
     return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
+def seed_everything(seed, threads):
+    """Fixed seeds for Python, NumPy and PyTorch, and PyTorch's thread count, so a run repeats."""
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.set_num_threads(threads)
+
+
 def train_step(model, optimizer, parameters, train_ids, generator, step, args):
     """One optimizer step on args.batch random windows of the training stream; the loss."""
     for group in optimizer.param_groups:
@@ -126,10 +134,7 @@ def train_step(model, optimizer, parameters, train_ids, generator, step, args):
 def main():
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
+    seed_everything(args.seed, args.threads)
 
     train_chapters, heldout_chapters = corpus.split_chapters(corpus.read_chapters(), HELDOUT_EVERY)
     (args.out / "train.txt").write_text("\n".join(train_chapters) + "\n")

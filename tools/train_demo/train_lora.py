@@ -10,11 +10,9 @@ import argparse
 import json
 import math
 import os
-import random
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 
 import corpus
@@ -22,7 +20,7 @@ import devil_corpus
 import gguf_base
 from export_lora import write_gguf, write_peft
 from lora import add_lora
-from train import encode_documents, heldout_loss, train_step
+from train import encode_documents, heldout_loss, seed_everything, train_step
 
 HELDOUT_EVERY = 20
 
@@ -46,10 +44,7 @@ def parse_args():
 def main():
     args = parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    random.seed(args.seed)
-    np.random.seed(args.seed)
-    torch.manual_seed(args.seed)
-    torch.set_num_threads(args.threads)
+    seed_everything(args.seed, args.threads)
 
     train_entries, heldout_entries = devil_corpus.split_entries(devil_corpus.read_entries(),
                                                                 HELDOUT_EVERY)
