@@ -147,13 +147,13 @@ Tensor Graph::lora(const Tensor& y, const Tensor& x, const Tensor& a, const Tens
           "x must be [n, k] f32, got " + shape_of(x));
   require(y.rank() == 2 && y.dtype() == DType::kF32 && y.dim(0) == x.dim(0), name,
           "y must be [n, m] f32 with x's rows, got " + shape_of(y));
-  require(a.rank() == 3 && a.dtype() == DType::kF32 && a.dim(2) == x.dim(1), name,
-          "a must be [slots, r, k] f32 for x " + shape_of(x) + ", got " + shape_of(a));
-  require(bt.rank() == 3 && bt.dtype() == DType::kF32 && bt.dim(0) == a.dim(0) &&
+  require(a.rank() == 3 && is_lora_slot_dtype(a.dtype()) && a.dim(2) == x.dim(1), name,
+          "a must be [slots, r, k] f32 or f16 for x " + shape_of(x) + ", got " + shape_of(a));
+  require(bt.rank() == 3 && bt.dtype() == a.dtype() && bt.dim(0) == a.dim(0) &&
               bt.dim(1) == a.dim(1) && bt.dim(2) == y.dim(1),
           name,
-          "bt must be [slots, r, m] f32 for a " + shape_of(a) + " and y " + shape_of(y) + ", got " +
-              shape_of(bt));
+          "bt must be [slots, r, m] of a's type for a " + shape_of(a) + " and y " + shape_of(y) +
+              ", got " + shape_of(bt));
   require(slots.rank() == 1 && slots.dtype() == DType::kI32 && slots.dim(0) == x.dim(0), name,
           "slots must be [n] i32, got " + shape_of(slots));
   return append(OpKind::kLora, {y, x, a, bt, slots}, DType::kF32, y.shape(), {}, std::move(name));

@@ -26,6 +26,12 @@ using TensorAllocator = std::function<Tensor(DType, Shape)>;
 // The device-agnostic computation of one model step, built fresh for each batch. Builder
 // methods check shapes, allocate the output and append a node; a backend then runs the nodes
 // in order.
+// The element types LoRA slots may hold (Graph::lora's a and bt): f32, and f16, which halves
+// the bytes a step reads for them.
+inline bool is_lora_slot_dtype(DType dtype) {
+  return dtype == DType::kF32 || dtype == DType::kF16;
+}
+
 class Graph {
  public:
   explicit Graph(TensorAllocator allocate) : allocate_(std::move(allocate)) {}
@@ -48,7 +54,8 @@ class Graph {
   Tensor argmax(const Tensor& x, std::string name = "argmax");
   Tensor get_rows(const Tensor& x, const Tensor& rows, std::string name = "get_rows");
   Tensor all_reduce(const Tensor& x, Communicator& group, std::string name = "all_reduce");
-  // y plus each token's LoRA update from the adapter in its slot (OpKind::kLora).
+  // y plus each token's LoRA update from the adapter in its slot (OpKind::kLora); a and bt hold
+  // one element type of is_lora_slot_dtype.
   Tensor lora(const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
               const Tensor& slots, std::string name = "lora");
 

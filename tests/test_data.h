@@ -41,14 +41,18 @@ inline std::filesystem::path demo_model_reference() {
 }
 
 // The LoRA adapter of the demo model bundled with the repository (assets/lora, trained by
-// tools/train_demo/train_lora.sh on The Devil's Dictionary), as GGUF or as a PEFT directory, and
-// the dictionary's held-out entries it was not trained on.
+// tools/train_demo/train_lora.sh on The Devil's Dictionary), as GGUF or as a PEFT directory, the
+// dictionary's held-out entries it was not trained on, and 10k tokens of Bible chapters that
+// neither the base model nor the adapter was trained on.
 inline std::filesystem::path demo_lora(bool peft = false) {
   return std::filesystem::path(BATON_SOURCE_DIR) / "assets" / "lora" /
          (peft ? "kjv-7m-devil-lora-peft" : "kjv-7m-devil-lora.gguf");
 }
 inline std::filesystem::path demo_lora_heldout_text() {
   return std::filesystem::path(BATON_SOURCE_DIR) / "assets" / "lora" / "devil-heldout.txt";
+}
+inline std::filesystem::path demo_heldout_bible_text() {
+  return std::filesystem::path(BATON_SOURCE_DIR) / "assets" / "lora" / "kjv-heldout-sample.txt";
 }
 
 // Genesis 1:1-12 (King James Version, public domain), text of the kind the demo model was trained

@@ -96,6 +96,9 @@ void add_lora_flags(CLI::App& cmd, LLMOptions& o) {
                  "LoRA adapters one batch can mix (default: as many as given)");
   cmd.add_option("--max-lora-rank", o.max_lora_rank, "highest LoRA rank served")
       ->capture_default_str();
+  cmd.add_option("--lora-dtype", o.lora_dtype,
+                 "element type adapters are kept in on the backend: f16 or f32")
+      ->capture_default_str();
   cmd.add_option("--max-cpu-loras", o.max_cpu_loras,
                  "LoRA adapters kept in host memory, the least recently used beyond that read "
                  "again from their files when asked for (default: all)");

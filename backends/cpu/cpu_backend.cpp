@@ -96,8 +96,8 @@ bool supports_dtypes(const Node& node) {
       return arity(1) && is_f32(in[0]) && collective && collective->group;
     }
     case OpKind::kLora:
-      return arity(5) && is_f32(in[0]) && is_f32(in[1]) && is_f32(in[2]) && is_f32(in[3]) &&
-             is_i32(in[4]);
+      return arity(5) && is_f32(in[0]) && is_f32(in[1]) && is_lora_slot_dtype(in[2].dtype()) &&
+             in[3].dtype() == in[2].dtype() && is_i32(in[4]);
   }
   return false;
 }

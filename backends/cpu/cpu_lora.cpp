@@ -38,20 +38,33 @@ std::vector<int64_t> tokens_by_slot(const Tensor& slots) {
   return tokens;
 }
 
-}  // namespace
+// The row kernels for slots of element type T: f32, or f16 as uint16_t.
+struct SlotKernels {
+  const RowKernels& row;
+  float dot(const float* a, const float* x, int64_t n) const { return row.dot(a, x, n); }
+  float dot(const uint16_t* a, const float* x, int64_t n) const { return row.dot_f16(a, x, n); }
+  void add_weighted_rows(const float* y, const float* w, const float* rows, int64_t count,
+                         int64_t stride, float* o, int64_t n) const {
+    row.add_weighted_rows(y, w, rows, count, stride, o, n);
+  }
+  void add_weighted_rows(const float* y, const float* w, const uint16_t* rows, int64_t count,
+                         int64_t stride, float* o, int64_t n) const {
+    row.add_weighted_rows_f16(y, w, rows, count, stride, o, n);
+  }
+};
 
-void lora(const Context& ctx, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
-          const Tensor& slots, const Tensor& out) {
+template <class T>
+void lora_rows(const Context& ctx, const Tensor& y, const Tensor& x, const Tensor& a,
+               const Tensor& bt, const Tensor& slots, const Tensor& out) {
   const int64_t n = x.dim(0), k = x.dim(1), r = a.dim(1), m = bt.dim(2);
-  check_slots(slots, a.dim(0));
   const std::vector<int64_t> tokens = tokens_by_slot(slots);
   const int32_t* slot = slots.data<int32_t>();
   const float* xs = x.data<float>();
   const float* ys = y.data<float>();
-  const float* as = a.data<float>();
-  const float* bs = bt.data<float>();
+  const T* as = a.data<T>();
+  const T* bs = bt.data<T>();
   float* os = reinterpret_cast<float*>(out.buffer()->data_for_overwrite() + out.offset());
-  const RowKernels& kernels = row_kernels();
+  const SlotKernels kernels{row_kernels()};
 #pragma omp parallel num_threads(ctx.threads)
   {
     std::vector<float> shrunk(static_cast<size_t>(r));
@@ -62,11 +75,23 @@ void lora(const Context& ctx, const Tensor& y, const Tensor& x, const Tensor& a,
         std::memcpy(os + t * m, ys + t * m, static_cast<size_t>(m) * sizeof(float));
         continue;
       }
-      const float* at = as + slot[t] * r * k;
+      const T* at = as + slot[t] * r * k;
       for (int64_t j = 0; j < r; ++j) shrunk[j] = kernels.dot(at + j * k, xs + t * k, k);
       kernels.add_weighted_rows(ys + t * m, shrunk.data(), bs + slot[t] * r * m, r, m, os + t * m,
                                 m);
     }
+  }
+}
+
+}  // namespace
+
+void lora(const Context& ctx, const Tensor& y, const Tensor& x, const Tensor& a, const Tensor& bt,
+          const Tensor& slots, const Tensor& out) {
+  check_slots(slots, a.dim(0));
+  if (a.dtype() == DType::kF16) {
+    lora_rows<uint16_t>(ctx, y, x, a, bt, slots, out);
+  } else {
+    lora_rows<float>(ctx, y, x, a, bt, slots, out);
   }
 }
 

@@ -149,8 +149,8 @@ void run_node(const Context& ctx, const Node& node, size_t index, const NodeMeta
     case OpKind::kAllReduce:
       return all_reduce(ctx, node);
     case OpKind::kLora:
-      return lora(f32(in[0]), f32(in[1]), f32(in[2]), f32(in[3]), in[4].data<int32_t>(),
-                  f32(node.output),
+      return lora(f32(in[0]), f32(in[1]), in[2].materialize(), in[3].materialize(),
+                  in[2].dtype() == DType::kF16, in[4].data<int32_t>(), f32(node.output),
                   {.tokens = in[1].dim(0),
                    .k = in[1].dim(1),
                    .m = in[0].dim(1),

@@ -76,8 +76,8 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
                   "LoRA adapters are not supported with tensor or pipeline parallelism yet");
     }
     lora_ = std::make_unique<LoraResidency>(
-        std::make_unique<LoraSlots>(backend, model.config(), config.max_loras,
-                                    config.max_lora_rank),
+        std::make_unique<LoraSlots>(backend, model.config(), config.max_loras, config.max_lora_rank,
+                                    config.lora_dtype),
         model.config(), config.max_cpu_loras);
   }
   // Read one at a time, so that no more than max_cpu_loras + 1 are in host memory at once.

@@ -40,6 +40,7 @@ struct EngineConfig {
   // rank they may have.
   int32_t max_loras = 0;
   int32_t max_lora_rank = 16;
+  DType lora_dtype = DType::kF16;  // the slots' element type (LoraSlots)
   // Adapters whose weights stay in host memory (LoraResidency); 0: every one.
   int32_t max_cpu_loras = 0;
   std::vector<LoraOptions> lora_adapters;  // read at construction and served from the start

@@ -83,6 +83,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.max_loras =
       options.max_loras > 0 ? options.max_loras : static_cast<int32_t>(options.lora.size());
   config.max_lora_rank = options.max_lora_rank;
+  config.lora_dtype = parse_lora_dtype(options.lora_dtype);
   if (options.max_cpu_loras > 0 && options.max_cpu_loras < config.max_loras) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "--max-cpu-loras " + std::to_string(options.max_cpu_loras) +
@@ -123,8 +124,8 @@ ModelSummary LoadedModel::summary() const {
       .kv_bytes_per_token = static_cast<int64_t>(bytes_per_token(*model, engine_config.kv_dtype)),
       .kv_cache_tokens = static_cast<int64_t>(engine_config.n_blocks) * engine_config.block_size,
       .lora_slots = engine_config.max_loras,
-      .lora_slot_bytes = static_cast<int64_t>(
-          lora_slot_bytes(c, engine_config.max_loras, engine_config.max_lora_rank)),
+      .lora_slot_bytes = static_cast<int64_t>(lora_slot_bytes(
+          c, engine_config.max_loras, engine_config.max_lora_rank, engine_config.lora_dtype)),
       .lora_host_adapters = engine_config.max_cpu_loras};
 }
 

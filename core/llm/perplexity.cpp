@@ -76,7 +76,7 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
                           .n_chunks = static_cast<int32_t>(tokens.size() / n_ctx)};
   std::unique_ptr<LoraSlots> lora;
   if (options.lora) {
-    lora = std::make_unique<LoraSlots>(backend, c, 1, options.lora->rank());
+    lora = std::make_unique<LoraSlots>(backend, c, 1, options.lora->rank(), options.lora_dtype);
     lora->load(0, *options.lora);
   }
   const int32_t first = n_ctx / 2;  // the first half is context only
@@ -134,6 +134,7 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
   const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
   PerplexityOptions with_cache = options;
   with_cache.kv_dtype = loaded.engine_config.kv_dtype;
+  with_cache.lora_dtype = loaded.engine_config.lora_dtype;
   const std::vector<LoraOptions>& adapters = loaded.engine_config.lora_adapters;
   if (adapters.size() > 1) {
     throw Error(

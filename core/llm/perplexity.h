@@ -32,6 +32,7 @@ struct PerplexityOptions {
   int32_t step_tokens = 512;
   DType kv_dtype = DType::kF32;             // the KV cache's element type (see KvCacheShape)
   std::shared_ptr<const LoraAdapter> lora;  // applied to every token when set
+  DType lora_dtype = DType::kF16;           // the element type of its slot (LoraSlots)
 };
 
 struct PerplexityResult {

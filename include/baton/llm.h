@@ -57,6 +57,9 @@ struct LLMOptions {
   // means as many as `lora` lists. max_lora_rank bounds the rank of any adapter served.
   int32_t max_loras = 0;
   int32_t max_lora_rank = 16;
+  // The element type adapters are kept in on the backend, "f16" or "f32" (vLLM's --lora-dtype):
+  // f16 halves the bytes a step reads for them.
+  std::string lora_dtype = "f16";
   // Adapters whose weights stay in host memory, the least recently used beyond that being read
   // again from their files when next asked for; 0 keeps every one. At least max_loras.
   int32_t max_cpu_loras = 0;

@@ -1,32 +1,62 @@
 #include "models/lora/lora_slots.h"
 
+#include <cstring>
 #include <vector>
 
 #include "baton/error.h"
+#include "core/graph.h"
+#include "core/half.h"
 
 namespace baton {
+namespace {
 
-size_t lora_slot_bytes(const ModelConfig& config, int32_t slots, int32_t max_rank) {
-  size_t floats = 0;
-  for (const auto& [node, shape] : lora_linear_shapes(config)) {
-    floats += static_cast<size_t>(slots) * static_cast<size_t>(max_rank) *
-              static_cast<size_t>(shape[0] + shape[1]);
+// The slot's rows as the backend stores them: f32 as they are, f16 rounded to nearest.
+std::vector<std::byte> slot_bytes(const std::vector<float>& values, DType dtype) {
+  std::vector<std::byte> bytes(row_bytes(dtype, static_cast<int64_t>(values.size())));
+  if (dtype == DType::kF32) {
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
   }
-  return floats * sizeof(float);
+  auto* halves = reinterpret_cast<uint16_t*>(bytes.data());
+  for (size_t i = 0; i < values.size(); ++i) halves[i] = fp32_to_fp16(values[i]);
+  return bytes;
 }
 
-LoraSlots::LoraSlots(Backend& backend, const ModelConfig& config, int32_t slots, int32_t max_rank)
-    : backend_(backend), slots_(slots), max_rank_(max_rank) {
+}  // namespace
+
+size_t lora_slot_bytes(const ModelConfig& config, int32_t slots, int32_t max_rank, DType dtype) {
+  size_t elements = 0;
+  for (const auto& [node, shape] : lora_linear_shapes(config)) {
+    elements += static_cast<size_t>(slots) * static_cast<size_t>(max_rank) *
+                static_cast<size_t>(shape[0] + shape[1]);
+  }
+  return row_bytes(dtype, static_cast<int64_t>(elements));
+}
+
+DType parse_lora_dtype(const std::string& name) {
+  if (name == "f16" || name == "float16" || name == "auto") return DType::kF16;
+  if (name == "f32" || name == "float32") return DType::kF32;
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown LoRA dtype '" + name + "' (use f16 or f32)");
+}
+
+LoraSlots::LoraSlots(Backend& backend, const ModelConfig& config, int32_t slots, int32_t max_rank,
+                     DType dtype)
+    : backend_(backend), slots_(slots), max_rank_(max_rank), dtype_(dtype) {
   if (slots < 1 || max_rank < 1) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "LoRA slots need at least one adapter of rank 1, got " + std::to_string(slots) +
                     " of rank " + std::to_string(max_rank));
   }
+  if (!is_lora_slot_dtype(dtype)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "LoRA slots hold f16 or f32, not " + std::string(to_string(dtype)));
+  }
   for (const auto& [node, shape] : lora_linear_shapes(config)) {
-    Stack stack{backend.allocate_tensor(DType::kF32, {slots, max_rank, shape[1]}),
-                backend.allocate_tensor(DType::kF32, {slots, max_rank, shape[0]})};
+    Stack stack{backend.allocate_tensor(dtype, {slots, max_rank, shape[1]}),
+                backend.allocate_tensor(dtype, {slots, max_rank, shape[0]})};
     for (const Tensor& t : {stack.a, stack.bt}) {
-      const std::vector<float> zeros(static_cast<size_t>(t.numel()));
+      const std::vector<std::byte> zeros(t.nbytes());
       backend.upload(t, zeros.data(), t.nbytes());
     }
     stacks_.emplace(node, std::move(stack));
@@ -66,8 +96,9 @@ void LoraSlots::load(int32_t slot, const LoraAdapter& adapter) {
         for (int64_t j = 0; j < rank; ++j) bt[j * out + o] = tb.data<float>()[o * rank + j];
       }
     }
-    backend_.upload(stack.a.slice_rows(slot, 1), a.data(), a.size() * sizeof(float));
-    backend_.upload(stack.bt.slice_rows(slot, 1), bt.data(), bt.size() * sizeof(float));
+    const std::vector<std::byte> a_bytes = slot_bytes(a, dtype_), bt_bytes = slot_bytes(bt, dtype_);
+    backend_.upload(stack.a.slice_rows(slot, 1), a_bytes.data(), a_bytes.size());
+    backend_.upload(stack.bt.slice_rows(slot, 1), bt_bytes.data(), bt_bytes.size());
   }
 }
 

@@ -14,7 +14,8 @@ The adapters are random (`baton lora synth`, rank --rank, every linear layer), w
 --work-dir with the merged models.
 
 Usage: compare_lora_serving.py [--baton build/bin/baton] [-t 2] [--adapters 8] [--rank 16]
-           [--requests 64] [--concurrency 8] [--prompt-tokens 100] [--output-tokens 64]
+           [--lora-dtype f16] [--requests 64] [--concurrency 8] [--prompt-tokens 100]
+           [--output-tokens 64]
            [--setups base,lora1,loraN,merged] [--work-dir /tmp/baton-lora-bench] model.gguf
 """
 import argparse
@@ -33,7 +34,8 @@ def serve(args, model, adapters):
     for name, path in adapters:
         command += ["--lora", "%s=%s" % (name, path)]
     if adapters:
-        command += ["--max-loras", str(len(adapters)), "--max-lora-rank", str(args.rank)]
+        command += ["--max-loras", str(len(adapters)), "--max-lora-rank", str(args.rank),
+                    "--lora-dtype", args.lora_dtype]
     return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
@@ -69,6 +71,7 @@ def main():
     parser.add_argument("-t", type=int, default=2)
     parser.add_argument("--adapters", type=int, default=8)
     parser.add_argument("--rank", type=int, default=16)
+    parser.add_argument("--lora-dtype", default="f16", help="the slots' element type: f16 or f32")
     parser.add_argument("--requests", type=int, default=64)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--prompt-tokens", type=int, default=100)

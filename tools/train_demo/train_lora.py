@@ -2,8 +2,9 @@
 
 The base (a small Llama trained on the King James Bible, read back from its GGUF file) stays
 frozen; a rank-8 adapter on every linear layer of every block learns Ambrose Bierce's The
-Devil's Dictionary (Debian's dict-devil), every 20th entry held out. The adapter is written as a
-PEFT directory and as a llama.cpp GGUF adapter, with the held-out losses of base and adapter on
+Devil's Dictionary (Debian's dict-devil), every 20th entry held out. A share of the training
+windows (--rehearsal) replays Bible chapters the base was trained on, so that the adapter learns
+the new text without forgetting the old one. The adapter is written as a PEFT directory and as a llama.cpp GGUF adapter, with the held-out losses of base and adapter on
 both texts, as PyTorch computes them, in summary.json.
 """
 import argparse
@@ -23,6 +24,7 @@ from lora import add_lora
 from train import encode_documents, heldout_loss, seed_everything, train_step
 
 HELDOUT_EVERY = 20
+SAMPLE_TOKENS = 10000  # the shipped excerpt of held-out Bible chapters a test scores
 
 
 def parse_args():
@@ -38,7 +40,31 @@ def parse_args():
     p.add_argument("--eval-every", type=int, default=50)
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--seed", type=int, default=1911)
+    p.add_argument("--rehearsal", type=float, default=0.25,
+                   help="share of training tokens replayed from the base's own training text")
     return p.parse_args()
+
+
+def rehearsal_stream(sp, chapters, new_tokens, share):
+    """Chapters spread over the whole Bible, enough to make `share` of the training tokens."""
+    wanted = round(new_tokens * share / (1.0 - share))
+    ids = []
+    for chapter in chapters[:: max(1, HELDOUT_EVERY // 2)]:
+        if len(ids) >= wanted:
+            break
+        ids += encode_documents(sp, [chapter]).tolist()
+    return torch.tensor(ids[:wanted], dtype=torch.long)
+
+
+def write_heldout_sample(sp, chapters, path):
+    """The first held-out chapters that make SAMPLE_TOKENS tokens, for a test to score quickly."""
+    sample, tokens = [], 0
+    for chapter in chapters:
+        if tokens >= SAMPLE_TOKENS:
+            break
+        sample.append(chapter)
+        tokens += len(sp.encode(chapter)) + 2
+    path.write_text("\n\n".join(sample) + "\n")
 
 
 def main():
@@ -50,17 +76,21 @@ def main():
                                                                 HELDOUT_EVERY)
     (args.out / "devil-train.txt").write_text("\n\n".join(train_entries) + "\n")
     (args.out / "devil-heldout.txt").write_text("\n\n".join(heldout_entries) + "\n")
-    _, kjv_heldout_chapters = corpus.split_chapters(corpus.read_chapters(), HELDOUT_EVERY)
+    kjv_train_chapters, kjv_heldout_chapters = corpus.split_chapters(corpus.read_chapters(),
+                                                                     HELDOUT_EVERY)
     (args.out / "kjv-heldout.txt").write_text("\n\n".join(kjv_heldout_chapters) + "\n")
 
     model = gguf_base.load_model(args.base)
     sp = gguf_base.load_tokenizer(args.base)
     shape = model.shape
     context = shape.max_position_embeddings
-    train_ids = encode_documents(sp, train_entries)
+    write_heldout_sample(sp, kjv_heldout_chapters, args.out / "kjv-heldout-sample.txt")
+    devil_ids = encode_documents(sp, train_entries)
+    replay_ids = rehearsal_stream(sp, kjv_train_chapters, len(devil_ids), args.rehearsal)
+    train_ids = torch.cat([devil_ids, replay_ids])
     heldout = {"devil": encode_documents(sp, heldout_entries),
                "kjv": encode_documents(sp, kjv_heldout_chapters)}
-    print(f"train tokens {len(train_ids)}, held-out tokens {len(heldout['devil'])} "
+    print(f"train tokens {len(train_ids)} ({len(replay_ids)} replayed), held-out tokens {len(heldout['devil'])} "
           f"(Devil's Dictionary), {len(heldout['kjv'])} (King James Bible)")
     base_losses = {text: heldout_loss(model, ids, context) for text, ids in heldout.items()}
     print(f"base held-out loss {base_losses}")
@@ -80,6 +110,7 @@ def main():
 
     adapter_losses = {text: heldout_loss(model, ids, context) for text, ids in heldout.items()}
     summary = {"rank": args.rank, "alpha": args.alpha, "train_tokens": len(train_ids),
+               "replayed_tokens": len(replay_ids),
                "heldout_tokens": {text: len(ids) for text, ids in heldout.items()},
                "base_heldout_loss": base_losses, "adapter_heldout_loss": adapter_losses,
                "base_heldout_perplexity": {t: math.exp(v) for t, v in base_losses.items()},

@@ -30,6 +30,7 @@ cp "$work/adapter.gguf" "$lora/kjv-7m-devil-lora.gguf"
 rm -rf "$lora/kjv-7m-devil-lora-peft"
 cp -r "$work/peft" "$lora/kjv-7m-devil-lora-peft"
 cp "$work/devil-heldout.txt" "$lora/devil-heldout.txt"
+cp "$work/kjv-heldout-sample.txt" "$lora/kjv-heldout-sample.txt"
 cp "$work/summary.json" "$lora/kjv-7m-devil-lora-training.json"
 for text in devil-heldout kjv-heldout; do
   for adapter in none "$lora/kjv-7m-devil-lora.gguf" "$lora/kjv-7m-devil-lora-peft"; do

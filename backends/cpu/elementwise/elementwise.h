@@ -27,10 +27,15 @@ struct RowKernels {
   void (*softmax)(const float* x, float* o, int64_t n);
   // a · x
   float (*dot)(const float* a, const float* x, int64_t n);
-  // o = y + sum over j < count of w[j] * rows[j], the rows `stride` floats apart (LoRA's
+  // o = y + sum over j < count of w[j] * rows[j], the rows `stride` elements apart (LoRA's
   // expansion, B transposed times the shrunk values)
   void (*add_weighted_rows)(const float* y, const float* w, const float* rows, int64_t count,
                             int64_t stride, float* o, int64_t n);
+  // The same two with a and rows in IEEE f16 (LoRA slots kept in half precision), widened as
+  // they are loaded.
+  float (*dot_f16)(const uint16_t* a, const float* x, int64_t n);
+  void (*add_weighted_rows_f16)(const float* y, const float* w, const uint16_t* rows, int64_t count,
+                                int64_t stride, float* o, int64_t n);
 };
 
 const RowKernels& row_kernels();

@@ -26,6 +26,9 @@ struct RowKernelsFor {
   static V load(const float* p, int64_t lanes) {
     return lanes == kW ? S::load(p) : S::load_partial(p, lanes);
   }
+  static V load(const uint16_t* p, int64_t lanes) {
+    return lanes == kW ? S::load_f16(p) : S::load_f16_partial(p, lanes);
+  }
   static void store(float* p, V v, int64_t lanes) {
     if (lanes == kW) {
       S::store(p, v);
@@ -131,13 +134,14 @@ struct RowKernelsFor {
     for_vectors(n, [&](int64_t i, int64_t w) { store(o + i, S::mul(load(o + i, w), inv), w); });
   }
 
-  // Two accumulators keep two fused multiply-adds in flight.
-  static float dot(const float* a, const float* x, int64_t n) {
+  // Two accumulators keep two fused multiply-adds in flight. T is float or uint16_t (f16).
+  template <class T>
+  static float dot(const T* a, const float* x, int64_t n) {
     V even = S::zero(), odd = S::zero();
     int64_t i = 0;
     for (; i + 2 * kW <= n; i += 2 * kW) {
-      even = S::fmadd(S::load(a + i), S::load(x + i), even);
-      odd = S::fmadd(S::load(a + i + kW), S::load(x + i + kW), odd);
+      even = S::fmadd(load(a + i, kW), S::load(x + i), even);
+      odd = S::fmadd(load(a + i + kW, kW), S::load(x + i + kW), odd);
     }
     for_vectors(n - i, [&](int64_t j, int64_t w) {
       even = S::fmadd(load(a + i + j, w), load(x + i + j, w), even);
@@ -145,7 +149,8 @@ struct RowKernelsFor {
     return S::reduce_add(S::add(even, odd));
   }
 
-  static void add_weighted_rows(const float* y, const float* w, const float* rows, int64_t count,
+  template <class T>
+  static void add_weighted_rows(const float* y, const float* w, const T* rows, int64_t count,
                                 int64_t stride, float* o, int64_t n) {
     for_vectors(n, [&](int64_t i, int64_t lanes) {
       V acc = load(y + i, lanes);
@@ -157,8 +162,19 @@ struct RowKernelsFor {
   }
 
   static constexpr RowKernels table() {
-    return {&add,   &add_sum_squares, &sum_squares, &scale_mul, &swiglu,           &geglu,
-            &scale, &softcap,         &softmax,     &dot,       &add_weighted_rows};
+    return {&add,
+            &add_sum_squares,
+            &sum_squares,
+            &scale_mul,
+            &swiglu,
+            &geglu,
+            &scale,
+            &softcap,
+            &softmax,
+            &dot<float>,
+            &add_weighted_rows<float>,
+            &dot<uint16_t>,
+            &add_weighted_rows<uint16_t>};
   }
 };
 

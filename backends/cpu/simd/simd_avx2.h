@@ -6,6 +6,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "backends/cpu/simd/simd_exp.h"
 
@@ -26,6 +27,15 @@ struct SimdAvx2 {
   }
   static V load_partial(const float* p, int64_t n) { return _mm256_maskload_ps(p, mask(n)); }
   static void store_partial(float* p, V v, int64_t n) { _mm256_maskstore_ps(p, mask(n), v); }
+  static V load_f16(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+  }
+  // No masked 16-bit load below AVX-512: the tail is copied into a zeroed vector first.
+  static V load_f16_partial(const uint16_t* p, int64_t n) {
+    alignas(16) uint16_t halves[kWidth] = {};
+    std::memcpy(halves, p, static_cast<size_t>(n) * sizeof(uint16_t));
+    return _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(halves)));
+  }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }

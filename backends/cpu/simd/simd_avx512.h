@@ -5,7 +5,7 @@
 // written once as a template over it:
 //   V, kWidth; zero, set1, load, store, load_partial/store_partial (the first n < kWidth lanes;
 //   the rest read as 0), add, sub, mul, div, max, fmadd(a, b, c) = a * b + c, reduce_add,
-//   reduce_max, exp, f16_to_f32.
+//   reduce_max, exp, f16_to_f32, load_f16/load_f16_partial (IEEE halves widened to a vector).
 
 #include <immintrin.h>
 
@@ -32,6 +32,12 @@ struct SimdAvx512 {
   static __mmask16 mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1); }
   static V load_partial(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(mask(n), p); }
   static void store_partial(float* p, V v, int64_t n) { _mm512_mask_storeu_ps(p, mask(n), v); }
+  static V load_f16(const uint16_t* p) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+  }
+  static V load_f16_partial(const uint16_t* p, int64_t n) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(mask(n), p));
+  }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }

@@ -22,6 +22,8 @@ struct SimdGeneric {
   static void store(float* p, V v) { *p = v; }
   static V load_partial(const float* p, int64_t) { return *p; }
   static void store_partial(float* p, V v, int64_t) { *p = v; }
+  static V load_f16(const uint16_t* p) { return fp16_table()[*p]; }
+  static V load_f16_partial(const uint16_t* p, int64_t) { return fp16_table()[*p]; }
   static V add(V a, V b) { return a + b; }
   static V sub(V a, V b) { return a - b; }
   static V mul(V a, V b) { return a * b; }

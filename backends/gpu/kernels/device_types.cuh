@@ -48,7 +48,7 @@ __device__ inline float load_weight(const void* row, int64_t i) {
   }
 }
 
-// KV caches hold f32 or f16; kernels are templated on the element type.
+// KV caches and LoRA slots hold f32 or f16; kernels are templated on the element type.
 __device__ inline float load_cache(const float* p) {
   return *p;
 }

@@ -54,12 +54,13 @@ void get_rows(const float* x, int64_t x_rows, int64_t dim, const int32_t* rows, 
 constexpr int64_t kMaxLoraRank = 128;
 // LoRA's update, BGMV-style (Punica): one thread block per token. out[t] = y[t] + bt[s]ᵀ ·
 // (a[s] · x[t]) for s = slots[t] >= 0, y[t] for s = -1; a is [n_slots, rank, k], bt
-// [n_slots, rank, m].
+// [n_slots, rank, m], both f32, or f16 when half_slots.
 struct LoraArgs {
   int64_t tokens, k, m, rank, n_slots;
 };
-void lora(const float* y, const float* x, const float* a, const float* bt, const int32_t* slots,
-          float* out, const LoraArgs& args, IndexError error, gpuStream_t stream);
+void lora(const float* y, const float* x, const void* a, const void* bt, bool half_slots,
+          const int32_t* slots, float* out, const LoraArgs& args, IndexError error,
+          gpuStream_t stream);
 
 void rms_norm(const float* x, const float* weight, float* out, int64_t rows, int64_t dim, float eps,
               gpuStream_t stream);

@@ -40,8 +40,9 @@ __global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, con
 
 // One block per token: the block reduces the token's `rank` dot products a[s][j] · x[t] into
 // shared memory, then each thread writes output features y + bt[s]ᵀ · shrunk (adjacent threads
-// read adjacent features of bt's rows).
-__global__ void lora_kernel(const float* y, const float* x, const float* a, const float* bt,
+// read adjacent features of bt's rows). T, the slots' element type, is float or gpu_half.
+template <class T>
+__global__ void lora_kernel(const float* y, const float* x, const T* a, const T* bt,
                             const int32_t* slots, float* out, LoraArgs args, IndexError error) {
   GPU_SHARED_ARRAY(float, scratch, [kMaxWarps * 2]);
   GPU_SHARED_ARRAY(float, shrunk, [kMaxLoraRank]);
@@ -56,19 +57,19 @@ __global__ void lora_kernel(const float* y, const float* x, const float* a, cons
     return;
   }
   const float* xt = x + t * args.k;
-  const float* as = a + s * args.rank * args.k;
+  const T* as = a + s * args.rank * args.k;
   for (int64_t j = 0; j < args.rank; ++j) {
     float partial = 0.0f;
     for (int64_t c = threadIdx.x; c < args.k; c += blockDim.x)
-      partial += as[j * args.k + c] * xt[c];
+      partial += load_cache(as + j * args.k + c) * xt[c];
     const float sum = block_reduce_sum(partial, scratch);
     if (threadIdx.x == 0) shrunk[j] = sum;
   }
   __syncthreads();
-  const float* bs = bt + s * args.rank * args.m;
+  const T* bs = bt + s * args.rank * args.m;
   for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) {
     float sum = yt[o];
-    for (int64_t j = 0; j < args.rank; ++j) sum += bs[j * args.m + o] * shrunk[j];
+    for (int64_t j = 0; j < args.rank; ++j) sum += load_cache(bs + j * args.m + o) * shrunk[j];
     ot[o] = sum;
   }
 }
@@ -152,11 +153,19 @@ dim3 gather_grid(int64_t n, int64_t dim) {
 
 }  // namespace
 
-void lora(const float* y, const float* x, const float* a, const float* bt, const int32_t* slots,
-          float* out, const LoraArgs& args, IndexError error, gpuStream_t stream) {
+void lora(const float* y, const float* x, const void* a, const void* bt, bool half_slots,
+          const int32_t* slots, float* out, const LoraArgs& args, IndexError error,
+          gpuStream_t stream) {
   if (args.tokens == 0) return;
-  launch<&lora_kernel>(dim3(static_cast<unsigned int>(args.tokens)), kRowThreads, 0, stream, y, x,
-                       a, bt, slots, out, args, error);
+  const dim3 grid(static_cast<unsigned int>(args.tokens));
+  if (half_slots) {
+    launch<&lora_kernel<gpu_half>>(grid, kRowThreads, 0, stream, y, x,
+                                   static_cast<const gpu_half*>(a),
+                                   static_cast<const gpu_half*>(bt), slots, out, args, error);
+  } else {
+    launch<&lora_kernel<float>>(grid, kRowThreads, 0, stream, y, x, static_cast<const float*>(a),
+                                static_cast<const float*>(bt), slots, out, args, error);
+  }
   GPU_CHECK(gpuGetLastError());
 }
 

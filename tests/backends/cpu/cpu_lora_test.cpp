@@ -1,9 +1,10 @@
 // The CPU LoRA update against the reference on random inputs, with tokens of several adapters
-// and of none interleaved in one batch.
+// and of none interleaved in one batch, and slots of f32 and of f16.
 
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "baton/error.h"
@@ -16,20 +17,22 @@ namespace {
 using testing::expect_close;
 using testing::i32_tensor;
 using testing::random_f32;
+using testing::random_weight;
 using testing::run_cpu;
 
 struct LoraCase {
   int64_t n, k, m, slots, rank;
 };
 
-class CpuLora : public ::testing::TestWithParam<LoraCase> {};
+class CpuLora : public ::testing::TestWithParam<std::tuple<LoraCase, DType>> {};
 
 TEST_P(CpuLora, MatchesReference) {
-  const LoraCase& c = GetParam();
+  const auto& [c, dtype] = GetParam();
   const Tensor y = random_f32({c.n, c.m}, 21);
   const Tensor x = random_f32({c.n, c.k}, 22);
-  const Tensor a = random_f32({c.slots, c.rank, c.k}, 23);
-  const Tensor bt = random_f32({c.slots, c.rank, c.m}, 24);
+  // The reference widens the same f16 values, so either type is held to the f32 tolerance.
+  const Tensor a = random_weight(dtype, {c.slots, c.rank, c.k}, 23);
+  const Tensor bt = random_weight(dtype, {c.slots, c.rank, c.m}, 24);
   std::vector<int32_t> slot_of(static_cast<size_t>(c.n));
   for (int64_t t = 0; t < c.n; ++t) {
     slot_of[t] = static_cast<int32_t>((t * 7 + 3) % (c.slots + 1)) - 1;  // -1 .. slots-1, mixed
@@ -49,17 +52,20 @@ TEST_P(CpuLora, MatchesReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shapes, CpuLora,
-                         ::testing::Values(LoraCase{1, 64, 48, 1, 4},      // one decode token
-                                           LoraCase{9, 100, 37, 3, 8},     // odd sizes
-                                           LoraCase{64, 256, 512, 4, 16},  // a prefill chunk
-                                           LoraCase{5, 32, 16, 8, 1}),
-                         [](const ::testing::TestParamInfo<LoraCase>& info) {
-                           const LoraCase& c = info.param;
-                           return "n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_m" +
-                                  std::to_string(c.m) + "_slots" + std::to_string(c.slots) + "_r" +
-                                  std::to_string(c.rank);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, CpuLora,
+    ::testing::Combine(::testing::Values(LoraCase{1, 64, 48, 1, 4},      // one decode token
+                                         LoraCase{9, 100, 37, 3, 8},     // odd sizes
+                                         LoraCase{64, 256, 512, 4, 16},  // a prefill chunk
+                                         LoraCase{5, 32, 16, 8, 1}),
+                       ::testing::Values(DType::kF32, DType::kF16)),
+    [](const ::testing::TestParamInfo<std::tuple<LoraCase, DType>>& info) {
+      const LoraCase& c = std::get<0>(info.param);
+      const DType dtype = std::get<1>(info.param);
+      return "n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_m" + std::to_string(c.m) +
+             "_slots" + std::to_string(c.slots) + "_r" + std::to_string(c.rank) + "_" +
+             std::string(to_string(dtype));
+    });
 
 TEST(CpuLora, RejectsASlotOutsideTheStacks) {
   const Tensor y = random_f32({2, 8}, 1), x = random_f32({2, 4}, 2);
@@ -75,6 +81,12 @@ TEST(GraphLora, RejectsMismatchedShapes) {
   EXPECT_THROW(g.lora(y, x, random_f32({2, 2, 5}, 5), bt, i32_tensor({0, 1})), Error);
   EXPECT_THROW(g.lora(y, x, a, random_f32({2, 3, 8}, 6), i32_tensor({0, 1})), Error);
   EXPECT_THROW(g.lora(y, x, a, bt, i32_tensor({0})), Error);
+  // a and bt of different types, and a type slots never hold.
+  EXPECT_THROW(g.lora(y, x, a, random_weight(DType::kF16, {2, 2, 8}, 7), i32_tensor({0, 1})),
+               Error);
+  EXPECT_THROW(g.lora(y, x, random_weight(DType::kBF16, {2, 2, 4}, 8),
+                      random_weight(DType::kBF16, {2, 2, 8}, 9), i32_tensor({0, 1})),
+               Error);
 }
 
 }  // namespace

@@ -94,10 +94,15 @@ TEST_F(BackendTest, GetRowsRowOutOfRangeIsAnError) {
 // Tokens of three adapters and of none, interleaved: each block reduces r dot products of k in
 // fp32 (tolerance as for f32 sums), base-model rows are copied exactly.
 TEST_F(BackendTest, LoraMatchesReference) {
-  for (auto [n, k, m, slots, rank] :
-       {std::tuple{1, 16, 8, 1, 1}, {9, 100, 37, 3, 8}, {33, 300, 70, 3, 16}}) {
+  for (auto [n, k, m, slots, rank, dtype] : {std::tuple{1, 16, 8, 1, 1, DType::kF32},
+                                             {9, 100, 37, 3, 8, DType::kF32},
+                                             {33, 300, 70, 3, 16, DType::kF32},
+                                             {9, 100, 37, 3, 8, DType::kF16},
+                                             {33, 300, 70, 3, 16, DType::kF16}}) {
     const Tensor y = random_f32({n, m}, 51), x = random_f32({n, k}, 52);
-    const Tensor a = random_f32({slots, rank, k}, 53), b = random_f32({slots, rank, m}, 54);
+    // f16 slots widen to the same values the reference reads, so one tolerance serves both.
+    const Tensor a = random_weight(dtype, {slots, rank, k}, 53);
+    const Tensor b = random_weight(dtype, {slots, rank, m}, 54);
     std::vector<int32_t> slot_of;
     for (int t = 0; t < n; ++t) slot_of.push_back((t * 5 + 1) % (slots + 1) - 1);
     const Tensor token_slots = testing::i32_tensor(slot_of);
