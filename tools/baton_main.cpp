@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
       {"chat", baton::cli::add_chat_command(app)},
       {"perplexity", baton::cli::add_perplexity_command(app)},
       {"lora", baton::cli::add_lora_command(app)},
+      {"plan", baton::cli::add_plan_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -8,6 +8,7 @@
 #include "tools/bench_serve/load_generator.h"
 #include "tools/bench_serve/prompt_dataset.h"
 #include "tools/bench_serve/report.h"
+#include "tools/bench_serve/server_counters.h"
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -54,14 +55,20 @@ int run_bench_serve(ServeBenchFlags f) {
     std::fprintf(stderr, "sending %lld requests to %s%s ...\n",
                  static_cast<long long>(prompts.size()), o.url.c_str(), o.endpoint.c_str());
   }
+  const std::optional<ServerCounters> before = scrape_server_counters(o);
   const LoadResult load = run_load(o, prompts);
-  const BenchReport report = make_report({.url = o.url,
-                                          .endpoint = o.endpoint,
-                                          .model = o.generation.model,
-                                          .stream = o.generation.stream,
-                                          .concurrency = o.concurrency,
-                                          .request_rate = o.request_rate},
-                                         load);
+  const std::optional<ServerCounters> after = scrape_server_counters(o);
+  BenchReport report = make_report({.url = o.url,
+                                    .endpoint = o.endpoint,
+                                    .model = o.generation.model,
+                                    .stream = o.generation.stream,
+                                    .concurrency = o.concurrency,
+                                    .request_rate = o.request_rate},
+                                   load);
+  if (before && after) {
+    report.preemptions = after->preemptions - before->preemptions;
+    report.recomputed_tokens = after->recomputed_tokens - before->recomputed_tokens;
+  }
   if (f.json) {
     std::cout << report_json(report).dump(2) << "\n";
   } else {

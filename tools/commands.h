@@ -24,5 +24,6 @@ Action add_chat_command(CLI::App& app);
 Action add_perplexity_command(CLI::App& app);
 // `lora merge`.
 Action add_lora_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 
 }  // namespace baton::cli

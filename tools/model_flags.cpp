@@ -40,6 +40,16 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "tokens computed per engine step")
       ->capture_default_str();
   cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
+  cmd.add_option("--scheduling-policy", o.scheduling_policy,
+                 "order waiting requests start in: fcfs, priority or sjf (shortest predicted "
+                 "output first)")
+      ->capture_default_str();
+  cmd.add_option("--sjf-max-wait", o.sjf_max_wait_s,
+                 "sjf: seconds after which a waiting request goes ahead of shorter ones")
+      ->capture_default_str();
+  cmd.add_option("--kv-reservation", o.kv_reservation,
+                 "KV memory set aside at admission: none, predicted (output) or max (max_tokens)")
+      ->capture_default_str();
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
   add_no_repack_flag(cmd, o.repack_weights);
   add_parallel_flags(cmd, o.parallel);

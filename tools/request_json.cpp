@@ -62,6 +62,7 @@ void read_stops(const nlohmann::json& body, GenerationParams& g) {
 void check_ranges(const GenerationParams& g) {
   const SamplingParams& s = g.sampling;
   if (g.max_tokens < 0) bad_field("max_tokens", "must not be negative");
+  if (g.expected_tokens < 0) bad_field("expected_tokens", "must not be negative");
   if (s.temperature < 0) bad_field("temperature", "must not be negative");
   if (!(s.top_p > 0 && s.top_p <= 1)) bad_field("top_p", "must be in (0, 1]");
   if (s.top_k < -1) bad_field("top_k", "must be -1 (off), 0 (off) or positive");
@@ -101,6 +102,7 @@ GenerationParams generation_params_from_json(const nlohmann::json& body,
   read(body, "use_beam_search", g.use_beam_search);
   read(body, "beam_width", g.beam_width);
   read(body, "length_penalty", g.length_penalty);
+  read(body, "expected_tokens", g.expected_tokens);
   read_stops(body, g);
   check_ranges(g);
   if (s.top_k < 0) s.top_k = 0;

@@ -28,6 +28,9 @@ void check_params(const GenerationParams& params) {
   };
   if (params.max_tokens < 0) bad("max_tokens", params.max_tokens, "must not be negative");
   if (params.n < 1) bad("n", params.n, "must be at least 1");
+  if (params.expected_tokens < 0) {
+    bad("expected_tokens", params.expected_tokens, "must not be negative");
+  }
   if (params.best_of != 0 && params.best_of < params.n) {
     bad("best_of", params.best_of, "must be 0 (= n) or at least n = " + std::to_string(params.n));
   }
@@ -105,6 +108,11 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
                 "the prompt is empty and the model adds no BOS token to start from");
   }
   check_params(params);
+  if (priority != 0 && config_.scheduler.policy != SchedulingPolicy::kPriority) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "request priority " + std::to_string(priority) +
+                    " needs the priority scheduling policy (--scheduling-policy priority)");
+  }
   for (int32_t id : prompt) {
     if (id < 0 || id >= model_.config().n_vocab) {
       throw Error(ErrorCategory::kInvalidArgument,
@@ -125,6 +133,14 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->arrival = s->id;
   s->priority = priority;
   s->prompt_length = static_cast<int32_t>(prompt.size());
+  request->length_features = {.prefix_keys = prefix_keys(prompt, config_.block_size),
+                              .prompt_length = s->prompt_length,
+                              .max_tokens = params.max_tokens,
+                              .has_stop = !params.stop.empty() || !params.stop_token_ids.empty(),
+                              .expected_tokens = params.expected_tokens};
+  request->predicted_output = predictor_.predict(request->length_features).tokens;
+  s->predicted_output = request->predicted_output;
+  s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
   s->tokens = std::move(prompt);
   s->sampler = std::make_unique<Sampler>(params.sampling);
   const uint64_t id = s->id;
@@ -195,6 +211,9 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   child->sample = sample;
   child->priority = parent.priority;
   child->arrival = parent.arrival;
+  child->arrival_time = parent.arrival_time;
+  child->predicted_output = parent.predicted_output;
+  child->max_output = parent.max_output;
   child->tokens = parent.tokens;
   child->prompt_length = parent.prompt_length;
   child->computed = parent.computed;
@@ -295,6 +314,7 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
     if (const std::optional<FinishReason> reason = ends_after(request, *sequence)) {
       update.finished = true;
       update.finish_reason = *reason;
+      learn_length(request, sequence->generated());
       remove_sequence(request, sequence);
     }
     updates.push_back(std::move(update));
@@ -509,9 +529,26 @@ void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
   }
 }
 
+void Engine::learn_length(const Request& request, int32_t generated) {
+  predictor_.observe(request.length_features, generated);
+  prediction_log_.add(request.predicted_output, generated);
+  // Ranking is all that sjf needs of a prediction; once a full window of finished requests
+  // ranks poorly, the scheduler stops using them until the ranking recovers.
+  constexpr size_t kWindow = 64;
+  constexpr double kMinTau = 0.2;
+  if (prediction_log_.size() >= kWindow && prediction_log_.total() % 16 == 0) {
+    scheduler_.trust_predictions(prediction_log_.kendall_tau() >= kMinTau);
+  }
+}
+
 EngineCounters Engine::counters() const {
   EngineCounters c = counters_;
   c.preemptions = scheduler_.preemption_count();
+  c.recomputed_tokens = scheduler_.recomputed_tokens();
+  c.length_predictions = static_cast<int64_t>(prediction_log_.total());
+  c.prediction_mean_absolute_error = prediction_log_.mean_absolute_error();
+  c.prediction_kendall_tau = prediction_log_.kendall_tau();
+  c.predictions_trusted = scheduler_.predictions_trusted();
   c.prefix_query_tokens = blocks_.prefix_query_tokens();
   c.prefix_hit_tokens = blocks_.prefix_hit_tokens();
   c.running = static_cast<int32_t>(scheduler_.running_count());

@@ -15,6 +15,7 @@
 #include "baton/lora_options.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
+#include "core/engine/length_predictor.h"
 #include "core/engine/lora_residency.h"
 #include "core/engine/replica_group.h"
 #include "core/engine/scheduler.h"
@@ -72,6 +73,12 @@ struct EngineCounters {
   int64_t generated_tokens = 0;
   int64_t prompt_tokens = 0;  // of every request added
   int64_t preemptions = 0;
+  int64_t recomputed_tokens = 0;  // dropped by preemptions and computed again
+  // Predicted against actual output lengths of the last finished requests (PredictionLog).
+  int64_t length_predictions = 0;
+  double prediction_mean_absolute_error = 0;
+  double prediction_kendall_tau = 0;
+  bool predictions_trusted = true;
   int64_t prefix_query_tokens = 0;
   int64_t prefix_hit_tokens = 0;
   int32_t running = 0;  // sequences holding KV blocks
@@ -137,7 +144,12 @@ class Engine {
     int32_t cached_prompt_tokens = 0;
     LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none
     LoraResidency::Pin lora_pin;  // its slot, once it has one
+    LengthFeatures length_features;
+    double predicted_output = 0;
   };
+  // A completion ended after `generated` tokens: the predictor learns it and the log scores
+  // the prediction, which decides whether the scheduler keeps trusting predictions.
+  void learn_length(const Request& request, int32_t generated);
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
   // are still being read. `arriving`: the request asks for the first time (not parked).
   bool pin_adapter(Request& request, Sequence& first, bool arriving);
@@ -209,6 +221,8 @@ class Engine {
   std::vector<std::pair<uint64_t, int32_t>> deferred_sample_aborts_;
   uint64_t next_id_ = 1;
   EngineCounters counters_;
+  OnlineLengthPredictor predictor_;
+  PredictionLog prediction_log_;
 };
 
 }  // namespace baton

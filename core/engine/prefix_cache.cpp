@@ -2,18 +2,10 @@
 
 #include <algorithm>
 
+#include "core/engine/token_hash.h"
+
 namespace baton {
 namespace {
-
-uint64_t mix(uint64_t h, uint64_t v) {
-  // splitmix64 finaliser over the running state: cheap, and well spread for token ids.
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  h ^= h >> 30;
-  h *= 0xbf58476d1ce4e5b9ull;
-  h ^= h >> 27;
-  h *= 0x94d049bb133111ebull;
-  return h ^ (h >> 31);
-}
 
 bool same_contents(const BlockKey& a, const BlockKey& b) {
   return a.parent == b.parent && a.adapter == b.adapter && a.tokens == b.tokens;
@@ -22,8 +14,8 @@ bool same_contents(const BlockKey& a, const BlockKey& b) {
 }  // namespace
 
 uint64_t chain_hash(uint64_t parent, std::span<const int32_t> tokens, uint64_t adapter) {
-  uint64_t h = mix(parent, adapter);
-  for (int32_t t : tokens) h = mix(h, static_cast<uint32_t>(t));
+  uint64_t h = hash_mix(parent, adapter);
+  for (int32_t t : tokens) h = hash_mix(h, static_cast<uint32_t>(t));
   return h;
 }
 

@@ -1,30 +1,98 @@
 #include "core/engine/scheduler.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <tuple>
 
 #include "baton/error.h"
 
 namespace baton {
+namespace {
 
-Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size)
-    : config_(config), blocks_(blocks), context_size_(context_size) {
+// Predicted output tokens still to come; at least one, as a running sequence has one more step.
+double predicted_left(const Sequence& s) {
+  const double expected = s.predicted_output > 0 ? s.predicted_output : s.max_output;
+  return std::max(expected - s.generated(), 1.0);
+}
+
+}  // namespace
+
+SchedulingPolicy parse_scheduling_policy(const std::string& name) {
+  if (name == "fcfs") return SchedulingPolicy::kFcfs;
+  if (name == "priority") return SchedulingPolicy::kPriority;
+  if (name == "sjf") return SchedulingPolicy::kSjf;
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown scheduling policy '" + name + "' (use fcfs, priority or sjf)");
+}
+
+KvReservation parse_kv_reservation(const std::string& name) {
+  if (name == "none") return KvReservation::kNone;
+  if (name == "predicted") return KvReservation::kPredicted;
+  if (name == "max") return KvReservation::kMax;
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown KV reservation '" + name + "' (use none, predicted or max)");
+}
+
+double Scheduler::steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size,
+                     Clock clock)
+    : config_(config), blocks_(blocks), context_size_(context_size), clock_(std::move(clock)) {
   if (config.max_batch_tokens <= 0 || config.max_seqs <= 0) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "max batch tokens and max sequences must be positive, got " +
                     std::to_string(config.max_batch_tokens) + " and " +
                     std::to_string(config.max_seqs));
   }
+  if (!(config.aging_tokens_per_s >= 0) || !(config.max_wait_s > 0) ||
+      !(config.reservation_margin >= 0)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the aging rate and the reservation margin must not be negative and the longest "
+                "wait must be positive");
+  }
+}
+
+bool Scheduler::uses_predictions() const {
+  return config_.policy == SchedulingPolicy::kSjf && predictions_trusted_;
 }
 
 void Scheduler::insert_waiting(Sequence* sequence) {
   sequence->status = SequenceStatus::kWaiting;
-  const auto before = [](const Sequence* a, const Sequence* b) {
-    return a->priority != b->priority ? a->priority > b->priority : a->arrival < b->arrival;
+  const bool by_priority = config_.policy == SchedulingPolicy::kPriority;
+  const auto before = [by_priority](const Sequence* a, const Sequence* b) {
+    if (by_priority && a->priority != b->priority) return a->priority > b->priority;
+    return a->arrival < b->arrival;
   };
   waiting_.insert(std::upper_bound(waiting_.begin(), waiting_.end(), sequence, before), sequence);
 }
 
+void Scheduler::order_waiting() {
+  if (!uses_predictions()) return;
+  const double now = clock_();
+  // Those that waited max_wait_s first, oldest first; then the least predicted work left, less
+  // the aging credit of the time waited.
+  const auto key = [&](const Sequence* s) {
+    const double waited = now - s->arrival_time;
+    const bool starved = waited >= config_.max_wait_s;
+    return std::tuple(
+        !starved,
+        starved ? s->arrival_time : predicted_left(*s) - config_.aging_tokens_per_s * waited,
+        s->arrival);
+  };
+  std::stable_sort(waiting_.begin(), waiting_.end(),
+                   [&](const Sequence* a, const Sequence* b) { return key(a) < key(b); });
+}
+
+std::vector<const Sequence*> Scheduler::waiting_order() {
+  order_waiting();
+  return {waiting_.begin(), waiting_.end()};
+}
+
 void Scheduler::add(Sequence* sequence) {
+  if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
   insert_waiting(sequence);
 }
 
@@ -44,9 +112,22 @@ void Scheduler::remove(Sequence* sequence) {
   sequence->status = SequenceStatus::kFinished;
 }
 
+Sequence* Scheduler::choose_victim(const StepLimits& limits) const {
+  // Scanned newest first, so that equal predictions give up the most recently admitted.
+  Sequence* victim = nullptr;
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    Sequence* s = *it;
+    if (s->status != SequenceStatus::kRunning || limits.busy_request(s)) continue;
+    if (!uses_predictions()) return s;
+    if (!victim || predicted_left(*s) > predicted_left(*victim)) victim = s;
+  }
+  return victim;
+}
+
 void Scheduler::preempt(Sequence* sequence, StepPlan& plan) {
   std::erase(running_, sequence);
   blocks_.release(sequence->blocks);
+  sequence->preempted_computed = sequence->computed;
   sequence->computed = 0;
   sequence->prefix_looked_up = false;
   insert_waiting(sequence);
@@ -73,9 +154,8 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
   if (count <= 0) return true;
   while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
          !copy_on_write(sequence, plan)) {
-    // The most recently admitted sequence that no step in flight uses; `sequence` at the latest.
-    Sequence* victim = *std::find_if(running_.rbegin(), running_.rend(),
-                                     [&](const Sequence* s) { return !limits.busy_request(s); });
+    // A running sequence that no step in flight uses; `sequence` itself at the latest.
+    Sequence* victim = choose_victim(limits);
     preempt(victim, plan);
     if (victim == sequence) return false;
   }
@@ -112,7 +192,14 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
       sequence->prefix_looked_up = true;
     }
     const int32_t count = std::min(sequence->pending(), budget);
-    if (!blocks_.grow(sequence->blocks, sequence->computed + count)) {
+    // The room set aside for the running sequences' expected growth is not free for this one,
+    // unless nothing runs (a request whose reservation exceeds the pool still runs alone).
+    const int32_t needed =
+        blocks_.blocks_for(std::max(reserved_length(*sequence), sequence->computed + count)) -
+        static_cast<int32_t>(sequence->blocks.blocks.size());
+    const bool reserved =
+        running_.empty() || blocks_.available_blocks() - outstanding_reservation() >= needed;
+    if (!reserved || !blocks_.grow(sequence->blocks, sequence->computed + count)) {
       // Not enough room yet: give back what the lookup took, and wait for running work to end.
       blocks_.release(sequence->blocks);
       sequence->computed = 0;
@@ -120,6 +207,8 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
       return;
     }
     waiting_.erase(at);
+    recomputed_tokens_ += std::max(0, sequence->preempted_computed - sequence->computed);
+    sequence->preempted_computed = 0;
     sequence->status = SequenceStatus::kRunning;
     running_.push_back(sequence);
     plan.chunks.push_back(
@@ -128,8 +217,33 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
   }
 }
 
+int32_t Scheduler::reserved_length(const Sequence& s) const {
+  const int32_t now = static_cast<int32_t>(s.tokens.size());
+  int32_t length = now;
+  if (config_.reservation == KvReservation::kMax) {
+    length = s.prompt_length + s.max_output;
+  } else if (config_.reservation == KvReservation::kPredicted && predictions_trusted_) {
+    length = s.prompt_length + static_cast<int32_t>(std::ceil(
+                                   (s.predicted_output > 0 ? s.predicted_output : s.max_output) *
+                                   (1.0 + config_.reservation_margin)));
+  }
+  // Past its prediction a sequence grows on demand, with nothing set aside.
+  return std::min(std::max(length, now), context_size_);
+}
+
+int32_t Scheduler::outstanding_reservation() const {
+  if (config_.reservation == KvReservation::kNone) return 0;
+  int32_t blocks = 0;
+  for (const Sequence* s : running_) {
+    blocks += std::max(
+        0, blocks_.blocks_for(reserved_length(*s)) - static_cast<int32_t>(s->blocks.blocks.size()));
+  }
+  return blocks;
+}
+
 StepPlan Scheduler::schedule(const StepLimits& limits) {
   StepPlan plan;
+  order_waiting();
   int32_t budget = std::min(config_.max_batch_tokens, limits.max_tokens);
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {

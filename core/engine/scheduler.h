@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -12,9 +13,29 @@
 
 namespace baton {
 
+// The order waiting requests are admitted in: arrival (fcfs), the request's priority then
+// arrival, or shortest predicted job first with aging (sjf).
+enum class SchedulingPolicy { kFcfs, kPriority, kSjf };
+// What admission sets aside for a request beyond its prompt: nothing (blocks are taken as
+// tokens come, and preemption makes room), its predicted output with a margin, or its whole
+// max_tokens.
+enum class KvReservation { kNone, kPredicted, kMax };
+
+// "fcfs", "priority", "sjf" / "none", "predicted", "max"; Error(kInvalidArgument) otherwise.
+SchedulingPolicy parse_scheduling_policy(const std::string& name);
+KvReservation parse_kv_reservation(const std::string& name);
+
 struct SchedulerConfig {
   int32_t max_batch_tokens = 2048;  // tokens computed per step, prefill chunks and decodes
   int32_t max_seqs = 64;            // sequences per step
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // sjf: a waiting request's score (its predicted tokens left) drops by this many tokens per
+  // second it has waited, and once it has waited max_wait_s it goes ahead of every request that
+  // has waited less: the hard bound that keeps long requests from starving.
+  double aging_tokens_per_s = 8.0;
+  double max_wait_s = 60.0;
+  KvReservation reservation = KvReservation::kNone;
+  double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction
 };
 
 // One step's work for one sequence: tokens [first, first + count) of its token list.
@@ -44,13 +65,18 @@ struct StepLimits {
 };
 
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
-// ones by priority and arrival, under a token budget and a sequence cap. A long prompt is split
-// into chunks that ride along with decodes. When the pool runs dry, the most recently admitted
-// running sequence that no step in flight holds is preempted (its blocks freed, recomputed
-// later); that may be the sequence that needs the room.
+// ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
+// into chunks that ride along with decodes. When the pool runs dry, a running sequence that no
+// step in flight holds is preempted (its blocks freed, recomputed later): under sjf the one with
+// the most predicted work left, otherwise the most recently admitted; that may be the sequence
+// that needs the room.
 class Scheduler {
  public:
-  Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size);
+  // Seconds on a monotonic clock; tests pass a fake one.
+  using Clock = std::function<double()>;
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size,
+            Clock clock = steady_seconds);
+  static double steady_seconds();
 
   void add(Sequence* sequence);
   // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting.
@@ -64,21 +90,41 @@ class Scheduler {
   size_t running_count() const { return running_.size(); }
   size_t waiting_count() const { return waiting_.size(); }
   int64_t preemption_count() const { return preemptions_; }
+  // Tokens whose K/V a preemption dropped and that were computed again (less what the prefix
+  // cache gave back).
+  int64_t recomputed_tokens() const { return recomputed_tokens_; }
+  const SchedulerConfig& config() const { return config_; }
+  // While predictions rank requests poorly, sjf orders and preempts as fcfs does and predicted
+  // reservation sets nothing aside (the engine decides from its PredictionLog).
+  void trust_predictions(bool trusted) { predictions_trusted_ = trusted; }
+  bool predictions_trusted() const { return predictions_trusted_; }
+  // The waiting sequences in the order they would be admitted now.
+  std::vector<const Sequence*> waiting_order();
 
  private:
   bool schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
                         StepPlan& plan);
+  Sequence* choose_victim(const StepLimits& limits) const;
   void preempt(Sequence* sequence, StepPlan& plan);
   void admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan);
   bool copy_on_write(Sequence* sequence, StepPlan& plan);
   void insert_waiting(Sequence* sequence);
+  void order_waiting();
+  bool uses_predictions() const;
+  // The tokens admission sets aside room for (KvReservation), and the blocks that room still
+  // lacks for the running sequences together.
+  int32_t reserved_length(const Sequence& sequence) const;
+  int32_t outstanding_reservation() const;
 
   SchedulerConfig config_;
   BlockManager& blocks_;
   int32_t context_size_;
+  Clock clock_;
   std::vector<Sequence*> running_;  // admission order
-  std::vector<Sequence*> waiting_;  // priority, then arrival
+  std::vector<Sequence*> waiting_;  // the policy's order (sjf: sorted again every step)
   int64_t preemptions_ = 0;
+  int64_t recomputed_tokens_ = 0;
+  bool predictions_trusted_ = true;
 };
 
 }  // namespace baton

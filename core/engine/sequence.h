@@ -16,14 +16,19 @@ enum class SequenceStatus { kWaiting, kRunning, kFinished };
 // the difference as work, which makes prefill, chunked prefill, decode and recompute after
 // preemption the same thing.
 struct Sequence {
-  uint64_t id = 0;              // the request's; its parallel samples and beams share it
-  int32_t sample = 0;           // which of the request's samples (beams number from 0 too)
-  int32_t priority = 0;         // higher runs first
-  uint64_t arrival = 0;         // admission order among equal priorities
+  uint64_t id = 0;           // the request's; its parallel samples and beams share it
+  int32_t sample = 0;        // which of the request's samples (beams number from 0 too)
+  int32_t priority = 0;      // higher runs first (SchedulingPolicy::kPriority)
+  uint64_t arrival = 0;      // admission order among equal priorities
+  double arrival_time = -1;  // on the scheduler's clock, set when it is first added
+  // Output tokens the request is expected to generate (LengthPredictor) and may generate.
+  double predicted_output = 0;
+  int32_t max_output = 0;
   std::vector<int32_t> tokens;  // prompt then generated
   int32_t prompt_length = 0;
   int32_t computed = 0;
   int32_t cached_prompt_tokens = 0;  // served by the prefix cache at admission
+  int32_t preempted_computed = 0;    // tokens computed when it was last preempted
   bool prefix_looked_up = false;
   uint64_t adapter = 0;    // keeps prefix-cache blocks apart per LoRA adapter; 0: none
   int32_t lora_slot = -1;  // the adapter's LoRA slot; -1: the base model alone

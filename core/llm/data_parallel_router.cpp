@@ -102,6 +102,13 @@ EngineStats DataParallelRouter::stats() const {
     sum.prompt_tokens += s.prompt_tokens;
     sum.generated_tokens += s.generated_tokens;
     sum.preemptions += s.preemptions;
+    sum.recomputed_tokens += s.recomputed_tokens;
+    // Each replica learns from its own requests: their figures are averaged by weight.
+    const auto weight = static_cast<double>(s.length_predictions);
+    sum.length_prediction_error += weight * s.length_prediction_error;
+    sum.length_prediction_tau += weight * s.length_prediction_tau;
+    sum.length_predictions += s.length_predictions;
+    sum.length_predictions_trusted = sum.length_predictions_trusted && s.length_predictions_trusted;
     sum.prefix_query_tokens += s.prefix_query_tokens;
     sum.prefix_hit_tokens += s.prefix_hit_tokens;
     sum.kv_blocks_total += s.kv_blocks_total;
@@ -109,6 +116,10 @@ EngineStats DataParallelRouter::stats() const {
     sum.kv_blocks_used += s.kv_blocks_used;
     sum.running += s.running;
     sum.waiting += s.waiting;
+  }
+  if (sum.length_predictions > 0) {
+    sum.length_prediction_error /= static_cast<double>(sum.length_predictions);
+    sum.length_prediction_tau /= static_cast<double>(sum.length_predictions);
   }
   if (sum.prefix_query_tokens > 0) {
     sum.prefix_cache_hit_rate =

@@ -50,7 +50,11 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.prefix_caching = options.prefix_caching;
   config.kv_dtype = parse_kv_cache_dtype(options.kv_cache_dtype);
   check_kv_cache_dtype(config.kv_dtype, c.head_dim);
-  config.scheduler = {.max_batch_tokens = options.max_batch_tokens, .max_seqs = options.max_seqs};
+  config.scheduler = {.max_batch_tokens = options.max_batch_tokens,
+                      .max_seqs = options.max_seqs,
+                      .policy = parse_scheduling_policy(options.scheduling_policy),
+                      .max_wait_s = options.sjf_max_wait_s,
+                      .reservation = parse_kv_reservation(options.kv_reservation)};
   if (options.parallel.pp_micro_batches < 0) {
     throw Error(ErrorCategory::kInvalidArgument, "--pp-micro-batches must not be negative");
   }
@@ -152,6 +156,11 @@ EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
                      .prompt_tokens = c.prompt_tokens,
                      .generated_tokens = c.generated_tokens,
                      .preemptions = c.preemptions,
+                     .recomputed_tokens = c.recomputed_tokens,
+                     .length_predictions = c.length_predictions,
+                     .length_prediction_error = c.prediction_mean_absolute_error,
+                     .length_prediction_tau = c.prediction_kendall_tau,
+                     .length_predictions_trusted = c.predictions_trusted,
                      .prefix_query_tokens = c.prefix_query_tokens,
                      .prefix_hit_tokens = c.prefix_hit_tokens,
                      .prefix_cache_hit_rate =

@@ -102,6 +102,7 @@ void put_params(Writer& w, const GenerationParams& p) {
   w.put(p.beam_width);
   w.put(p.length_penalty);
   w.put_text(p.lora);
+  w.put(p.expected_tokens);
 }
 
 GenerationParams get_params(Reader& r) {
@@ -121,6 +122,7 @@ GenerationParams get_params(Reader& r) {
   p.beam_width = r.get<int32_t>();
   p.length_penalty = r.get<float>();
   p.lora = r.get_text();
+  p.expected_tokens = r.get<int32_t>();
   return p;
 }
 

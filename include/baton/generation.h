@@ -35,6 +35,9 @@ struct GenerationParams {
   float length_penalty = 1.0f;
   // The LoRA adapter to generate with, by the name it was loaded under; empty: the base model.
   std::string lora;
+  // The client's estimate of the tokens this request will generate (0: none), taken in place of
+  // the engine's own prediction by length-aware scheduling (docs/scheduling.md).
+  int32_t expected_tokens = 0;
 };
 
 enum class FinishReason {
@@ -62,7 +65,15 @@ struct EngineStats {
   int64_t computed_tokens = 0;  // tokens run through the model (prefill and decode)
   int64_t prompt_tokens = 0;    // of every request the engine accepted
   int64_t generated_tokens = 0;
-  int64_t preemptions = 0;           // sequences evicted from the KV pool and recomputed later
+  int64_t preemptions = 0;        // sequences evicted from the KV pool and recomputed later
+  int64_t recomputed_tokens = 0;  // tokens those preemptions dropped and computed again
+  // Length-aware scheduling (docs/scheduling.md): finished completions whose output length was
+  // predicted, and over the last 512 of them the mean absolute error in tokens and the rank
+  // agreement with the actual lengths (Kendall's tau-b); whether sjf trusts the predictions.
+  int64_t length_predictions = 0;
+  double length_prediction_error = 0;
+  double length_prediction_tau = 0;
+  bool length_predictions_trusted = true;
   int64_t prefix_query_tokens = 0;   // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;     // of which served from cached blocks
   double prefix_cache_hit_rate = 0;  // prefix_hit_tokens / prefix_query_tokens

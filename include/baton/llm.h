@@ -43,7 +43,15 @@ struct LLMOptions {
   double kv_cache_mib = 0;          // KV pool size; 0 = room for 4 full contexts
   int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
   int32_t max_seqs = 64;            // sequences per engine step
-  bool prefix_caching = true;       // reuse KV blocks of identical prompt prefixes
+  // The order waiting requests start in: "fcfs" (arrival), "priority" (Request::priority, then
+  // arrival; other policies refuse a priority) or "sjf" (shortest predicted output first, with
+  // aging so that none waits past sjf_max_wait_s). docs/scheduling.md.
+  std::string scheduling_policy = "fcfs";
+  double sjf_max_wait_s = 60.0;
+  // KV memory set aside at admission beyond the prompt: "none", "predicted" (the predicted
+  // output plus a quarter) or "max" (all of max_tokens).
+  std::string kv_reservation = "none";
+  bool prefix_caching = true;  // reuse KV blocks of identical prompt prefixes
   // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8_scaled
   // (a scale per head row, any head size) or fp8_e4m3 (vLLM's fp8). "int8" and "fp8" are weight
   // types here and are refused.

@@ -94,6 +94,64 @@ TEST_F(EngineBatching, ChunkedPrefillOfALonePromptKeepsItsOutput) {
   EXPECT_EQ(a.tokens, whole.generate(prompt, greedy(16)).tokens);
 }
 
+// One request at a time (max_seqs 1), four arriving together with their lengths as the client's
+// hint: sjf runs them shortest first, and each still says what it says alone.
+TEST_F(EngineBatching, SjfRunsTheShortestHintedRequestFirst) {
+  LLMOptions o = options();
+  o.max_seqs = 1;
+  o.scheduling_policy = "sjf";
+  LLM llm(o);
+  const std::vector<int32_t> lengths = {32, 4, 16, 8};
+  std::vector<Request> requests;
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    GenerationParams params = greedy(lengths[i]);
+    params.expected_tokens = lengths[i];
+    requests.push_back({.prompt = kPrompts[i], .params = params});
+  }
+  const std::vector<GenerationOutput> outputs = llm.generate(requests);
+  std::vector<double> finished;
+  for (const GenerationOutput& out : outputs) finished.push_back(out.metrics.e2e_seconds);
+  EXPECT_LT(finished[1], finished[3]);
+  EXPECT_LT(finished[3], finished[2]);
+  EXPECT_LT(finished[2], finished[0]);
+  LLM plain(options());
+  for (size_t i = 0; i < lengths.size(); ++i) {
+    EXPECT_EQ(outputs[i].tokens, plain.generate(kPrompts[i], greedy(lengths[i])).tokens);
+  }
+  EXPECT_EQ(llm.stats().length_predictions, 4);
+}
+
+TEST_F(EngineBatching, ReservingPredictedKvKeepsOutputsUnderATinyPool) {
+  LLMOptions o = options();
+  o.kv_block_size = 4;
+  o.kv_cache_mib = 0.625;  // 80 tokens, as in PreemptionUnderATinyPoolKeepsOutputsUnchanged
+  o.kv_reservation = "predicted";
+  LLM llm(o);
+  EXPECT_EQ(tokens_of(llm.generate(kPrompts, greedy(24))), alone(24));
+  const EngineStats stats = llm.stats();
+  EXPECT_EQ(stats.kv_blocks_free, stats.kv_blocks_total);
+  EXPECT_EQ(stats.length_predictions, static_cast<int64_t>(kPrompts.size()));
+}
+
+TEST_F(EngineBatching, APriorityNeedsThePriorityPolicy) {
+  LLM llm(options());
+  try {
+    llm.generate(std::vector<Request>{{.prompt = "Amen", .params = greedy(2), .priority = 1}});
+    FAIL() << "a priority under fcfs was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--scheduling-policy priority"), std::string::npos)
+        << e.what();
+  }
+  LLMOptions o = options();
+  o.scheduling_policy = "priority";
+  LLM by_priority(o);
+  EXPECT_EQ(
+      by_priority
+          .generate(std::vector<Request>{{.prompt = "Amen", .params = greedy(2), .priority = 1}})
+          .size(),
+      1u);
+}
+
 TEST_F(EngineBatching, SharedSystemPromptIsComputedOnce) {
   std::string system = "Hear, O Israel: The LORD our God is one LORD.";
   while (system.size() < 800)

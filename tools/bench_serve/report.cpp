@@ -93,6 +93,10 @@ std::string format_table(const BenchReport& r) {
                                : std::string("not reported")) +
          " |\n";
   out += "| mean output tokens | " + printf_string("%.1f", r.mean_output_tokens) + " |\n";
+  if (r.preemptions && r.recomputed_tokens) {
+    out += "| preemptions | " + std::to_string(*r.preemptions) + " |\n";
+    out += "| recomputed tokens | " + std::to_string(*r.recomputed_tokens) + " |\n";
+  }
   if (r.failed > 0) out += "\nfirst error: " + r.first_error + "\n";
   if (r.completed == 0) return out;
   out += "\n| latency ms | mean | p50 | p90 | p99 |\n| --- | ---: | ---: | ---: | ---: |\n";
@@ -132,6 +136,9 @@ nlohmann::json report_json(const BenchReport& r) {
       {"tpot_ms", latency_json(r.tpot_ms, run.stream)},
       {"itl_ms", latency_json(r.itl_ms, run.stream)},
       {"e2e_ms", latency_json(r.e2e_ms, true)},
+      {"preemptions", r.preemptions ? nlohmann::json(*r.preemptions) : nlohmann::json(nullptr)},
+      {"recomputed_tokens",
+       r.recomputed_tokens ? nlohmann::json(*r.recomputed_tokens) : nlohmann::json(nullptr)},
   };
 }
 

@@ -40,6 +40,9 @@ struct BenchReport {
   LatencySummary tpot_ms;
   LatencySummary itl_ms;
   LatencySummary e2e_ms;
+  // What the server's /metrics counted during the run (a Baton server only).
+  std::optional<int64_t> preemptions;
+  std::optional<int64_t> recomputed_tokens;
 };
 
 BenchReport make_report(const RunDescription& run, const LoadResult& load);

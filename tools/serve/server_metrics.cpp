@@ -161,6 +161,20 @@ std::string ServerMetrics::render(const EngineStats& s, const std::vector<Engine
   counter("baton_computed_tokens_total", "Tokens run through the model.", s.computed_tokens);
   counter("baton_engine_steps_total", "Engine steps.", s.steps);
   counter("baton_preemptions_total", "Sequences preempted for lack of KV blocks.", s.preemptions);
+  counter("baton_recomputed_tokens_total",
+          "Tokens whose KV a preemption dropped and that were computed again.",
+          s.recomputed_tokens);
+  counter("baton_length_predictions_total", "Finished completions whose length was predicted.",
+          s.length_predictions);
+  gauge("baton_length_prediction_error_tokens",
+        "Mean absolute error of the predicted output lengths, last 512 completions.",
+        s.length_prediction_error);
+  gauge("baton_length_prediction_kendall_tau",
+        "Rank agreement of predicted and actual output lengths (Kendall's tau-b), last 512.",
+        s.length_prediction_tau);
+  gauge("baton_length_predictions_trusted",
+        "1 while sjf orders by the predictions, 0 while it falls back to fcfs.",
+        s.length_predictions_trusted ? 1 : 0);
   metric_header(out, "baton_request_success_total", "counter",
                 "Finished requests by finish reason.");
   sample(out, "baton_request_success_total", s.finished_stop, "finished_reason=\"stop\"");

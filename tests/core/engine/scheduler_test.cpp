@@ -2,33 +2,12 @@
 
 #include <gtest/gtest.h>
 
-#include <memory>
-#include <numeric>
+#include "tests/core/engine/scheduler_fixture.h"
 
 namespace baton {
 namespace {
 
-class SchedulerTest : public ::testing::Test {
- protected:
-  Sequence* make(int prompt, int priority = 0) {
-    auto s = std::make_unique<Sequence>();
-    s->id = s->arrival = sequences_.size() + 1;
-    s->priority = priority;
-    s->tokens.resize(prompt);
-    std::iota(s->tokens.begin(), s->tokens.end(), static_cast<int32_t>(1000 * s->id));
-    s->prompt_length = prompt;
-    sequences_.push_back(std::move(s));
-    return sequences_.back().get();
-  }
-  // Marks the plan's chunks computed and appends one sampled token where logits were wanted.
-  static void complete(const StepPlan& plan) {
-    for (const ScheduledChunk& c : plan.chunks) {
-      c.sequence->computed += c.count;
-      if (c.needs_logits) c.sequence->tokens.push_back(7);
-    }
-  }
-  std::vector<std::unique_ptr<Sequence>> sequences_;
-};
+class SchedulerTest : public testing::SchedulerFixture {};
 
 TEST_F(SchedulerTest, LongPromptIsPrefilledInChunksOfTheTokenBudget) {
   BlockManager blocks(16, 4, false);
@@ -90,9 +69,10 @@ TEST_F(SchedulerTest, PromptThatCanNeverFitIsRejectedWithAReason) {
       << plan.rejected[0].second;
 }
 
-TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirst) {
+TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
   BlockManager blocks(32, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 5, .max_seqs = 4}, blocks, 64);
+  Scheduler scheduler({.max_batch_tokens = 5, .max_seqs = 4, .policy = SchedulingPolicy::kPriority},
+                      blocks, 64);
   Sequence* low = make(5, 0);
   Sequence* high = make(5, 3);
   scheduler.add(low);

@@ -1,0 +1,169 @@
+// Length-aware scheduling with a fake clock: sjf's order, its aging bound, its choice of whom to
+// preempt, its fallback to fcfs, and KV reservation by prediction.
+
+#include <gtest/gtest.h>
+
+#include "baton/error.h"
+#include "tests/core/engine/scheduler_fixture.h"
+
+namespace baton {
+namespace {
+
+class LengthSchedulingTest : public testing::SchedulerFixture {
+ protected:
+  Sequence* make(int prompt, double predicted, int max_output = 512) {
+    Sequence* s = SchedulerFixture::make(prompt);
+    s->predicted_output = predicted;
+    s->max_output = max_output;
+    return s;
+  }
+  Scheduler::Clock clock() {
+    return [this] { return now_; };
+  }
+  static std::vector<uint64_t> ids(const std::vector<const Sequence*>& order) {
+    std::vector<uint64_t> out;
+    for (const Sequence* s : order) out.push_back(s->id);
+    return out;
+  }
+
+  double now_ = 100.0;
+};
+
+TEST_F(LengthSchedulingTest, SjfAdmitsTheShortestPredictedOutputFirst) {
+  BlockManager blocks(64, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kSjf},
+                      blocks, 256, clock());
+  for (double predicted : {200.0, 10.0, 50.0, 10.0}) scheduler.add(make(4, predicted));
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 4, 3, 1}))
+      << "equal predictions keep their arrival order";
+  const StepPlan plan = scheduler.schedule();  // room for one 4-token prompt
+  ASSERT_EQ(plan.chunks.size(), 1u);
+  EXPECT_EQ(plan.chunks[0].sequence->id, 2u);
+}
+
+TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
+  BlockManager blocks(64, 4, false);
+  Scheduler fcfs({.max_batch_tokens = 4, .max_seqs = 8}, blocks, 256, clock());
+  for (double predicted : {200.0, 10.0}) fcfs.add(make(4, predicted));
+  EXPECT_EQ(ids(fcfs.waiting_order()), (std::vector<uint64_t>{1, 2}));
+  Scheduler by_priority(
+      {.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kPriority}, blocks, 256,
+      clock());
+  Sequence* low = make(4, 5);
+  Sequence* high = make(4, 500);
+  high->priority = 2;
+  by_priority.add(low);
+  by_priority.add(high);
+  EXPECT_EQ(ids(by_priority.waiting_order()), (std::vector<uint64_t>{high->id, low->id}));
+}
+
+TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) {
+  BlockManager blocks(64, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 4,
+                       .max_seqs = 8,
+                       .policy = SchedulingPolicy::kSjf,
+                       .aging_tokens_per_s = 2.0,
+                       .max_wait_s = 60.0},
+                      blocks, 256, clock());
+  Sequence* long_one = make(4, 300);
+  scheduler.add(long_one);
+  now_ += 50;  // 50 s of aging: 300 - 2 * 50 = 200 tokens
+  Sequence* medium = make(4, 250);
+  Sequence* short_one = make(4, 20);
+  scheduler.add(medium);
+  scheduler.add(short_one);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{3, 1, 2}))
+      << "aged, the long request (200) passes the newer medium one (250), not the short one";
+  now_ += 10;  // 60 s: the bound
+  EXPECT_EQ(ids(scheduler.waiting_order())[0], 1u) << "no request waits past max_wait_s";
+}
+
+TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) {
+  BlockManager blocks(6, 4, false);  // 24 tokens in all
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .policy = SchedulingPolicy::kSjf},
+                      blocks, 64, clock());
+  Sequence* long_one = make(8, 400);
+  scheduler.add(long_one);
+  complete(scheduler.schedule());  // alone, so admitted first: fcfs would preempt it last
+  Sequence* short_one = make(4, 5);
+  Sequence* medium = make(4, 100);
+  scheduler.add(short_one);
+  scheduler.add(medium);
+  complete(scheduler.schedule());  // 3 + 1 + 1 blocks held, one free
+  // short_one takes the free block; medium, the newest, needs one more.
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.preempted.size(), 1u);
+  EXPECT_EQ(plan.preempted[0], long_one) << "the most predicted work left, not the newest";
+  EXPECT_EQ(short_one->status, SequenceStatus::kRunning);
+  EXPECT_EQ(medium->status, SequenceStatus::kRunning);
+}
+
+TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
+  BlockManager blocks(64, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kSjf},
+                      blocks, 256, clock());
+  for (double predicted : {200.0, 10.0}) scheduler.add(make(4, predicted));
+  scheduler.trust_predictions(false);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2}));
+  scheduler.trust_predictions(true);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 1}));
+}
+
+// Two requests whose outputs together outgrow the pool: without reservation both start and one
+// is preempted when the pool runs dry; reserving their predicted output, the second waits for
+// the first to finish and nothing is preempted.
+TEST_F(LengthSchedulingTest, ReservingThePredictionAvoidsThePreemption) {
+  const auto run = [&](KvReservation reservation) {
+    sequences_.clear();
+    BlockManager blocks(7, 4, false);  // 28 tokens
+    Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .reservation = reservation}, blocks,
+                        64, clock());
+    Sequence* a = make(4, 12, 12);
+    Sequence* b = make(4, 12, 12);
+    scheduler.add(a);
+    scheduler.add(b);
+    bool both_ran_at_once = false;
+    while (!scheduler.empty()) {
+      const StepPlan plan = scheduler.schedule();
+      both_ran_at_once = both_ran_at_once || plan.chunks.size() == 2;
+      complete(plan);
+      for (Sequence* s : {a, b}) {
+        if (s->status == SequenceStatus::kRunning && s->generated() >= 12) scheduler.remove(s);
+      }
+    }
+    return std::pair(scheduler.preemption_count(), both_ran_at_once);
+  };
+  // 4 + 12 tokens each end in 4 blocks: 8 for both, one more than the pool.
+  const auto [none_preempted, none_together] = run(KvReservation::kNone);
+  EXPECT_GT(none_preempted, 0);
+  EXPECT_TRUE(none_together);
+  const auto [predicted_preempted, predicted_together] = run(KvReservation::kPredicted);
+  EXPECT_EQ(predicted_preempted, 0);
+  EXPECT_FALSE(predicted_together) << "4 + 12 * 1.25 tokens each, 5 blocks, do not fit twice";
+}
+
+TEST_F(LengthSchedulingTest, RecomputedTokensAreCounted) {
+  BlockManager blocks(4, 4, false);  // 16 tokens
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64, clock());
+  Sequence* a = make(8, 0);
+  Sequence* b = make(8, 0);
+  scheduler.add(a);
+  scheduler.add(b);
+  complete(scheduler.schedule());
+  complete(scheduler.schedule());  // b is preempted with 8 tokens computed
+  ASSERT_EQ(scheduler.preemption_count(), 1);
+  EXPECT_EQ(scheduler.recomputed_tokens(), 0) << "counted when they are computed again";
+  scheduler.remove(a);
+  scheduler.schedule();  // b is admitted again and recomputes its 9 tokens
+  EXPECT_EQ(scheduler.recomputed_tokens(), 8);
+}
+
+TEST(SchedulingPolicyNames, ParseAndRefuseUnknownNames) {
+  EXPECT_EQ(parse_scheduling_policy("sjf"), SchedulingPolicy::kSjf);
+  EXPECT_EQ(parse_kv_reservation("predicted"), KvReservation::kPredicted);
+  EXPECT_THROW(parse_scheduling_policy("lifo"), Error);
+  EXPECT_THROW(parse_kv_reservation("all"), Error);
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,135 @@
+#!/usr/bin/env python3
+"""Issue 23's bar: length-aware scheduling against fcfs on a mixed workload, served by
+`baton serve` and driven by `baton bench serve`, figures side by side in one run.
+
+The workload (written to --work-dir/mixed.jsonl): 80% short answers (16 to 32 tokens) and 20%
+long ones (256 to 320), each behind one of a few shared system prompts: two templates ask for
+short answers and one for long ones, so the template is what tells them apart. Requests arrive
+as a Poisson process.
+
+  1. capacity: fcfs with every request at once, giving the requests/s the server sustains;
+  2. fcfs and sjf at --load times that rate (default 0.9: the server stays busy): throughput,
+     mean and p99 end-to-end latency;
+  3. preemptions: fcfs with --kv-reservation none and predicted under a KV pool of --small-kv
+     MiB, sized to run dry (4 MiB holds 512 tokens of the demo model: one long request fits,
+     eight at once do not).
+
+Every server takes --max-seqs sequences per step, so that a queue forms for the policy to order,
+and a context of --ctx tokens (the demo model was trained on 256, too few for the long answers;
+past that its text degrades, which does not change the timing).
+The predictor starts empty in each server and learns from the run's own finished requests.
+
+Usage: compare_scheduling.py [--baton build/bin/baton] [-t 2] [--requests 200] [--max-seqs 8]
+           [--ctx 512] [--load 0.9] [--small-kv 4.0] [--seed 1] [--work-dir /tmp/baton-sched-bench]
+           model.gguf
+"""
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+
+from compare_servers import wait_ready
+
+PORT = 18631
+
+SYSTEM_PROMPTS = [
+    # (template, answer lengths): the shared part of each prompt.
+    ("Answer in one short verse. In the beginning God created the heaven and the earth. And the "
+     "earth was without form, and void; and darkness was upon the face of the deep.", (16, 32)),
+    ("Reply with a brief blessing. The LORD bless thee, and keep thee: The LORD make his face "
+     "shine upon thee, and be gracious unto thee: The LORD lift up his countenance upon thee.",
+     (16, 32)),
+    ("Tell the whole story at length, chapter by chapter. Now these are the generations of the "
+     "sons of Noah, Shem, Ham, and Japheth: and unto them were sons born after the flood.",
+     (256, 320)),
+]
+QUESTIONS = ["And Moses said", "Who is like unto thee", "Blessed is the man", "And it came to pass",
+             "Hear, O Israel", "Thus saith the LORD", "Praise ye the LORD", "In that day"]
+
+
+def write_dataset(path, count, rng):
+    with open(path, "w") as out:
+        for _ in range(count):
+            template = 2 if rng.random() < 0.2 else rng.randrange(2)
+            system, (low, high) = SYSTEM_PROMPTS[template]
+            prompt = system + "\n" + rng.choice(QUESTIONS) + " " + str(rng.randrange(1000))
+            out.write(json.dumps({"prompt": prompt, "max_tokens": rng.randint(low, high)}) + "\n")
+
+
+def measure(args, dataset, flags, rate=None):
+    command = [args.baton, "serve", "-m", args.model, "--port", str(PORT), "-t", str(args.t),
+               "--max-seqs", str(args.max_seqs), "-c", str(args.ctx)] + flags
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = "http://127.0.0.1:%d" % PORT
+    try:
+        wait_ready(url, process)
+        bench = [args.baton, "bench", "serve", "--url", url, "--dataset", dataset, "--requests",
+                 str(args.requests), "--concurrency", str(args.requests), "--seed", str(args.seed),
+                 "--json"]
+        if rate:
+            bench += ["--request-rate", "%.4f" % rate]
+        result = json.loads(subprocess.run(bench, check=True, capture_output=True,
+                                           text=True).stdout)
+        if result["failed"]:
+            raise RuntimeError("%d requests failed: %s" % (result["failed"], result["first_error"]))
+        return result
+    finally:
+        process.terminate()
+        process.wait(timeout=120)
+
+
+def row(name, r, base=None):
+    cells = [name, "%.2f" % r["requests_per_s"], "%.1f" % r["output_tokens_per_s"],
+             "%.0f" % r["e2e_ms"]["mean"], "%.0f" % r["e2e_ms"]["p99"],
+             str(r.get("preemptions")), str(r.get("recomputed_tokens"))]
+    if base:
+        cells += ["%.2fx" % (r["output_tokens_per_s"] / base["output_tokens_per_s"]),
+                  "%.2fx" % (r["e2e_ms"]["mean"] / base["e2e_ms"]["mean"]),
+                  "%.2fx" % (r["e2e_ms"]["p99"] / base["e2e_ms"]["p99"])]
+    else:
+        cells += ["1.00x"] * 3
+    return "| " + " | ".join(cells) + " |"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--baton", default="build/bin/baton")
+    parser.add_argument("-t", type=int, default=2)
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--max-seqs", type=int, default=8)
+    parser.add_argument("--ctx", type=int, default=512)
+    parser.add_argument("--load", type=float, default=0.9)
+    parser.add_argument("--small-kv", type=float, default=4.0)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--work-dir", default="/tmp/baton-sched-bench")
+    parser.add_argument("model")
+    args = parser.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    dataset = os.path.join(args.work_dir, "mixed.jsonl")
+    write_dataset(dataset, args.requests, random.Random(args.seed))
+
+    capacity = measure(args, dataset, ["--scheduling-policy", "fcfs"])
+    rate = args.load * capacity["requests_per_s"]
+    fcfs = measure(args, dataset, ["--scheduling-policy", "fcfs"], rate)
+    sjf = measure(args, dataset, ["--scheduling-policy", "sjf"], rate)
+    small = ["--kv-cache-size", str(args.small_kv), "--scheduling-policy", "fcfs"]
+    no_reserve = measure(args, dataset, small + ["--kv-reservation", "none"], rate)
+    reserve = measure(args, dataset, small + ["--kv-reservation", "predicted"], rate)
+
+    header = ("| run | req/s | output tok/s | e2e mean ms | e2e p99 ms | preemptions | "
+              "recomputed tokens | tok/s ratio | mean ratio | p99 ratio |")
+    print("capacity (all at once): %.2f req/s; Poisson arrivals at %.2f req/s (%.0f%%)\n"
+          % (capacity["requests_per_s"], rate, 100 * args.load))
+    print(header)
+    print("|" + " --- |" * 10)
+    print(row("fcfs", fcfs))
+    print(row("sjf", sjf, fcfs))
+    print(row("kv %.2g MiB, reserve none" % args.small_kv, no_reserve))
+    print(row("kv %.2g MiB, reserve predicted" % args.small_kv, reserve, no_reserve))
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,56 @@
+#include "tools/plan/model_footprint.h"
+
+#include "baton/error.h"
+#include "core/kv_cache/paged_kv_cache.h"
+#include "models/quantize_model.h"
+#include "tools/model_bench/benchmark.h"
+
+namespace baton {
+namespace {
+
+bool read_whole_per_step(const std::string& tensor, bool tied) {
+  return tensor != "token_embd.weight" || tied;
+}
+
+}  // namespace
+
+ModelFootprint model_footprint(const gguf::GgufFile& file) {
+  // The file as it is: what `baton bench` counts for its roofline.
+  const ModelCost cost = model_cost(file);
+  ModelFootprint f{.name = cost.name,
+                   .config = read_model_config(file),
+                   .n_params = cost.n_params,
+                   .prefill_params = cost.prefill_params};
+  f.weights.push_back({.name = "as stored",
+                       .type = cost.weight_type,
+                       .bytes = cost.size_bytes,
+                       .decode_bytes = cost.decode_bytes});
+  // Each preset as `baton quantize` would write it, counted with the same rule.
+  const bool tied = file.find_tensor("output.weight") == nullptr;
+  for (const QuantizePreset& preset : quantize_presets()) {
+    WeightChoice choice{.name = std::string(preset.name), .type = preset.type};
+    try {
+      for (const TensorQuantization& t : plan_quantization(file, preset)) {
+        choice.bytes += t.bytes_after;
+        if (read_whole_per_step(t.name, tied)) choice.decode_bytes += t.bytes_after;
+      }
+    } catch (const Error&) {
+      continue;  // a tensor of a type this preset cannot take: not a choice for this model
+    }
+    f.weights.push_back(choice);
+  }
+  for (const DType dtype : kKvCacheDtypes) {
+    try {
+      check_kv_cache_dtype(dtype, f.config.head_dim);
+    } catch (const Error&) {
+      continue;
+    }
+    f.kv.push_back({dtype, kv_bytes_per_token({.n_layers = f.config.n_layer,
+                                               .n_kv_heads = f.config.n_head_kv,
+                                               .head_dim = f.config.head_dim,
+                                               .dtype = dtype})});
+  }
+  return f;
+}
+
+}  // namespace baton
