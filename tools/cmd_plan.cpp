@@ -40,8 +40,8 @@ Device measured_host(const PlanFlags& f, const ModelFootprint& model) {
   const int32_t threads =
       f.threads > 0 ? f.threads : static_cast<int32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   Device host{.spec = {.name = "this host (measured)",
-                       .memory_gb = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
-                                    static_cast<double>(sysconf(_SC_PAGESIZE)) / 1e9,
+                       .memory_gib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
+                                     static_cast<double>(sysconf(_SC_PAGESIZE)) / 1073741824.0,
                        .source = "baton plan's own read-bandwidth and matmul runs"}};
   host.spec.bandwidth_gbps = ReadBandwidthProbe(256ull << 20, threads).measure(3) / 1e9;
   std::set<DType> types;
@@ -100,9 +100,8 @@ void print_plan(const std::vector<PlanRow>& rows, const PlanFlags& f) {
           : "");
   std::printf(
       "| device | weights | devices | weights GB | KV GB | TPOT ms | decode bound | prefill tok/s "
-      "| TTFT ms | meets target |\n| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | "
-      "--- "
-      "|\n");
+      "| TTFT ms | meets target |\n"
+      "| --- | --- | --- | ---: | ---: | ---: | --- | ---: | ---: | --- |\n");
   const PlanRow* best = nullptr;
   for (const PlanRow& r : rows) {
     std::printf("| %s | %s | %s | %.2f | %.2f | %s | %s | %.0f | %s | %s |\n", r.device.c_str(),
@@ -113,12 +112,19 @@ void print_plan(const std::vector<PlanRow>& rows, const PlanFlags& f) {
                 r.meets_target ? "yes" : "no");
     if (r.meets_target && r.tpot_ms > 0 && !best) best = &r;
   }
-  if (best) {
+  if (f.target.target_tpot_ms <= 0) {
+    std::printf("\nno TPOT target given (--target-tpot-ms): every row that fits is listed\n");
+  } else if (best) {
     std::printf(
         "\nfewest devices meeting it: %s x %s with %s weights (TPOT %.1f ms, an estimate)\n",
         split_text(*best).c_str(), best->device.c_str(), best->weights.c_str(), best->tpot_ms);
   } else {
     std::printf("\nno listed device meets the target within 64 devices\n");
+  }
+  std::printf("\nsources (docs/scheduling.md):\n");
+  for (const HardwareSpec& spec : published_hardware()) {
+    std::printf("  %s: %s%s\n", spec.name.c_str(), spec.source.c_str(),
+                spec.third_party ? " (third-party figures)" : "");
   }
 }
 

@@ -138,7 +138,9 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
                               .max_tokens = params.max_tokens,
                               .has_stop = !params.stop.empty() || !params.stop_token_ids.empty(),
                               .expected_tokens = params.expected_tokens};
-  request->predicted_output = predictor_.predict(request->length_features).tokens;
+  const LengthPrediction prediction = predictor_.predict(request->length_features);
+  request->predicted_output = prediction.tokens;
+  request->cold_prediction = prediction.confidence == 0;
   s->predicted_output = request->predicted_output;
   s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
   s->tokens = std::move(prompt);
@@ -265,6 +267,7 @@ void Engine::abort_sample(uint64_t id, int32_t sample) {
   if (request.params.use_beam_search) return drop(id);
   for (const auto& s : request.sequences) {
     if (s->sample == sample) {
+      learn_length(request, s->generated());  // a stop string ended it
       remove_sequence(request, s.get());
       break;
     }
@@ -373,6 +376,7 @@ size_t Engine::pipeline_depth() const {
 
 void Engine::fill_pipeline() {
   if (!parked_.empty()) admit_parked();
+  if (std::exchange(learned_since_prediction_, false)) refresh_cold_predictions();
   const size_t depth = pipeline_depth();
   while (in_flight_.size() < depth) {
     // Micro-batches of equal size keep the stages in step: each takes a share of the token
@@ -532,12 +536,32 @@ void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
 void Engine::learn_length(const Request& request, int32_t generated) {
   predictor_.observe(request.length_features, generated);
   prediction_log_.add(request.predicted_output, generated);
+  learned_since_prediction_ = true;
   // Ranking is all that sjf needs of a prediction; once a full window of finished requests
-  // ranks poorly, the scheduler stops using them until the ranking recovers.
+  // ranks poorly, the scheduler stops using them until the ranking recovers. tau costs
+  // O(window²), so it is computed every 16 completions, not on every stats read.
   constexpr size_t kWindow = 64;
   constexpr double kMinTau = 0.2;
+  if (prediction_log_.size() < kWindow || prediction_log_.total() % 16 == 0) {
+    prediction_tau_ = prediction_log_.kendall_tau();
+    prediction_error_ = prediction_log_.mean_absolute_error();
+  }
   if (prediction_log_.size() >= kWindow && prediction_log_.total() % 16 == 0) {
-    scheduler_.trust_predictions(prediction_log_.kendall_tau() >= kMinTau);
+    scheduler_.trust_predictions(prediction_tau_ >= kMinTau);
+  }
+}
+
+void Engine::refresh_cold_predictions() {
+  // Requests that arrived before anything was learned hold max_tokens as their prediction and
+  // would queue behind every later one under sjf; they are predicted again while they wait.
+  for (auto& [id, request] : requests_) {
+    if (!request->cold_prediction || request->sequences.empty()) continue;
+    Sequence& first = *request->sequences.front();
+    if (first.status != SequenceStatus::kWaiting || first.generated() > 0) continue;
+    const LengthPrediction prediction = predictor_.predict(request->length_features);
+    request->predicted_output = prediction.tokens;
+    request->cold_prediction = prediction.confidence == 0;
+    first.predicted_output = prediction.tokens;
   }
 }
 
@@ -546,8 +570,8 @@ EngineCounters Engine::counters() const {
   c.preemptions = scheduler_.preemption_count();
   c.recomputed_tokens = scheduler_.recomputed_tokens();
   c.length_predictions = static_cast<int64_t>(prediction_log_.total());
-  c.prediction_mean_absolute_error = prediction_log_.mean_absolute_error();
-  c.prediction_kendall_tau = prediction_log_.kendall_tau();
+  c.prediction_mean_absolute_error = prediction_error_;
+  c.prediction_kendall_tau = prediction_tau_;
   c.predictions_trusted = scheduler_.predictions_trusted();
   c.prefix_query_tokens = blocks_.prefix_query_tokens();
   c.prefix_hit_tokens = blocks_.prefix_hit_tokens();

@@ -146,10 +146,12 @@ class Engine {
     LoraResidency::Pin lora_pin;  // its slot, once it has one
     LengthFeatures length_features;
     double predicted_output = 0;
+    bool cold_prediction = false;  // made before anything alike was learned (confidence 0)
   };
   // A completion ended after `generated` tokens: the predictor learns it and the log scores
   // the prediction, which decides whether the scheduler keeps trusting predictions.
   void learn_length(const Request& request, int32_t generated);
+  void refresh_cold_predictions();
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
   // are still being read. `arriving`: the request asks for the first time (not parked).
   bool pin_adapter(Request& request, Sequence& first, bool arriving);
@@ -223,6 +225,8 @@ class Engine {
   EngineCounters counters_;
   OnlineLengthPredictor predictor_;
   PredictionLog prediction_log_;
+  double prediction_tau_ = 0, prediction_error_ = 0;  // of prediction_log_, kept current
+  bool learned_since_prediction_ = false;
 };
 
 }  // namespace baton

@@ -4,6 +4,7 @@
 // that the scheduler can run short requests first and reserve KV memory for what a request will
 // use rather than for its max_tokens (S³, Jin et al. 2023; Qiu et al. 2024).
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <unordered_map>
@@ -67,7 +68,7 @@ class OnlineLengthPredictor final : public LengthPredictor {
 // the predictions.
 class PredictionLog {
  public:
-  explicit PredictionLog(size_t capacity = 512) : capacity_(capacity) {}
+  explicit PredictionLog(size_t capacity = 512) : capacity_(std::max<size_t>(capacity, 1)) {}
 
   void add(double predicted, int32_t actual);
   size_t size() const { return pairs_.size(); }

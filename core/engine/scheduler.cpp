@@ -10,10 +10,14 @@
 namespace baton {
 namespace {
 
+// The output a sequence is expected to generate in all: its prediction, else its limit.
+double expected_output(const Sequence& s) {
+  return s.predicted_output > 0 ? s.predicted_output : s.max_output;
+}
+
 // Predicted output tokens still to come; at least one, as a running sequence has one more step.
 double predicted_left(const Sequence& s) {
-  const double expected = s.predicted_output > 0 ? s.predicted_output : s.max_output;
-  return std::max(expected - s.generated(), 1.0);
+  return std::max(expected_output(s) - s.generated(), 1.0);
 }
 
 }  // namespace
@@ -47,11 +51,15 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
                     std::to_string(config.max_batch_tokens) + " and " +
                     std::to_string(config.max_seqs));
   }
-  if (!(config.aging_tokens_per_s >= 0) || !(config.max_wait_s > 0) ||
-      !(config.reservation_margin >= 0)) {
+  if (!(config.max_wait_s > 0)) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "the aging rate and the reservation margin must not be negative and the longest "
-                "wait must be positive");
+                "--sjf-max-wait must be positive, got " + std::to_string(config.max_wait_s));
+  }
+  if (!(config.aging_tokens_per_s >= 0) || !(config.reservation_margin >= 0)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the aging rate and the reservation margin must not be negative, got " +
+                    std::to_string(config.aging_tokens_per_s) + " and " +
+                    std::to_string(config.reservation_margin));
   }
 }
 
@@ -70,7 +78,13 @@ void Scheduler::insert_waiting(Sequence* sequence) {
 }
 
 void Scheduler::order_waiting() {
-  if (!uses_predictions()) return;
+  if (config_.policy != SchedulingPolicy::kSjf) return;  // kept in order as they are inserted
+  if (!predictions_trusted_) {
+    // Back to arrival order, which insert_waiting keeps from here on.
+    std::stable_sort(waiting_.begin(), waiting_.end(),
+                     [](const Sequence* a, const Sequence* b) { return a->arrival < b->arrival; });
+    return;
+  }
   const double now = clock_();
   // Those that waited max_wait_s first, oldest first; then the least predicted work left, less
   // the aging credit of the time waited.
@@ -112,15 +126,22 @@ void Scheduler::remove(Sequence* sequence) {
   sequence->status = SequenceStatus::kFinished;
 }
 
-Sequence* Scheduler::choose_victim(const StepLimits& limits) const {
-  // Scanned newest first, so that equal predictions give up the most recently admitted.
+Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) const {
+  // Running sequences are scheduled oldest first, so those older than `needing` already have
+  // their chunks in this step's plan and are not candidates: `needing` and the newer ones are.
+  // Under sjf, not one that waited past max_wait_s either (sent back, the bound would mean
+  // nothing). Scanned newest first, so that equal predictions give up the most recent.
+  const double now = uses_predictions() ? clock_() : 0.0;
   Sequence* victim = nullptr;
   for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
     Sequence* s = *it;
+    if (s == needing) break;
     if (s->status != SequenceStatus::kRunning || limits.busy_request(s)) continue;
     if (!uses_predictions()) return s;
+    if (now - s->arrival_time >= config_.max_wait_s) continue;
     if (!victim || predicted_left(*s) > predicted_left(*victim)) victim = s;
   }
+  if (!victim || predicted_left(*needing) > predicted_left(*victim)) return needing;
   return victim;
 }
 
@@ -155,7 +176,7 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
   while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
          !copy_on_write(sequence, plan)) {
     // A running sequence that no step in flight uses; `sequence` itself at the latest.
-    Sequence* victim = choose_victim(limits);
+    Sequence* victim = choose_victim(sequence, limits);
     preempt(victim, plan);
     if (victim == sequence) return false;
   }
@@ -223,9 +244,11 @@ int32_t Scheduler::reserved_length(const Sequence& s) const {
   if (config_.reservation == KvReservation::kMax) {
     length = s.prompt_length + s.max_output;
   } else if (config_.reservation == KvReservation::kPredicted && predictions_trusted_) {
-    length = s.prompt_length + static_cast<int32_t>(std::ceil(
-                                   (s.predicted_output > 0 ? s.predicted_output : s.max_output) *
-                                   (1.0 + config_.reservation_margin)));
+    // In double, and never past max_tokens: a cold prediction is max_tokens itself.
+    const double output =
+        std::min(std::ceil(expected_output(s) * (1.0 + config_.reservation_margin)),
+                 static_cast<double>(s.max_output));
+    length = s.prompt_length + static_cast<int32_t>(output);
   }
   // Past its prediction a sequence grows on demand, with nothing set aside.
   return std::min(std::max(length, now), context_size_);

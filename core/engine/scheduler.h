@@ -67,9 +67,9 @@ struct StepLimits {
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
 // ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
 // into chunks that ride along with decodes. When the pool runs dry, a running sequence that no
-// step in flight holds is preempted (its blocks freed, recomputed later): under sjf the one with
-// the most predicted work left, otherwise the most recently admitted; that may be the sequence
-// that needs the room.
+// step in flight holds and this step has not yet given work is preempted (its blocks freed,
+// recomputed later): under sjf the one with the most predicted work left, otherwise the most
+// recently admitted; that may be the sequence that needs the room.
 class Scheduler {
  public:
   // Seconds on a monotonic clock; tests pass a fake one.
@@ -104,7 +104,7 @@ class Scheduler {
  private:
   bool schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
                         StepPlan& plan);
-  Sequence* choose_victim(const StepLimits& limits) const;
+  Sequence* choose_victim(Sequence* needing, const StepLimits& limits) const;
   void preempt(Sequence* sequence, StepPlan& plan);
   void admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan);
   bool copy_on_write(Sequence* sequence, StepPlan& plan);

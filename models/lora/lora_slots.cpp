@@ -1,5 +1,7 @@
 #include "models/lora/lora_slots.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -9,6 +11,8 @@
 
 namespace baton {
 namespace {
+
+constexpr float kF16Max = 65504.0f;
 
 // The slot's rows as the backend stores them: f32 as they are, f16 rounded to nearest.
 std::vector<std::byte> slot_bytes(const std::vector<float>& values, DType dtype) {
@@ -94,6 +98,19 @@ void LoraSlots::load(int32_t slot, const LoraAdapter& adapter) {
       std::copy_n(ta.data<float>(), rank * in, a.begin());
       for (int64_t o = 0; o < out; ++o) {
         for (int64_t j = 0; j < rank; ++j) bt[j * out + o] = tb.data<float>()[o * rank + j];
+      }
+    }
+    if (dtype_ == DType::kF16) {
+      for (const std::vector<float>* values : {&a, &bt}) {
+        const auto largest = std::max_element(values->begin(), values->end(), [](float x, float y) {
+          return std::abs(x) < std::abs(y);
+        });
+        if (largest != values->end() && !(std::abs(*largest) <= kF16Max)) {
+          throw Error(ErrorCategory::kInvalidArgument,
+                      "the LoRA adapter '" + adapter.name + "' has a value of " +
+                          std::to_string(*largest) + " in " + node +
+                          " (scale folded in), beyond f16; serve it with --lora-dtype f32");
+        }
       }
     }
     const std::vector<std::byte> a_bytes = slot_bytes(a, dtype_), bt_bytes = slot_bytes(bt, dtype_);

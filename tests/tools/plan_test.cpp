@@ -72,9 +72,9 @@ ModelFootprint hand_made(uint64_t weight_bytes, int64_t prefill_params) {
   return f;
 }
 
-Device device(double memory_gb, double bandwidth_gbps, double tflops) {
+Device device(double memory_gib, double bandwidth_gbps, double tflops) {
   return {.spec = {.name = "d",
-                   .memory_gb = memory_gb,
+                   .memory_gib = memory_gib,
                    .bandwidth_gbps = bandwidth_gbps,
                    .fp16_tflops = tflops},
           .usable_memory_fraction = 1.0};
@@ -106,6 +106,21 @@ TEST(CapacityPlan, AModelTooBigForOneDeviceIsSplitByHeadsThenStages) {
   EXPECT_EQ(small.pipeline_parallel, 2);
   EXPECT_TRUE(plan_capacity(f, {device(1, 2000, 400)}, {.context = 1000}).empty())
       << "more than 64 devices is no plan";
+}
+
+TEST(CapacityPlan, MoreDevicesAreTakenToMeetTheLatencyTarget) {
+  const ModelFootprint f = hand_made(16'000'000'000, 8'000'000'000);
+  // 8.0 ms on one device, 4.0 on two, 2.0 on four: a 3 ms target takes four.
+  const PlanRow row =
+      plan_capacity(f, {device(80, 2000, 400)}, {.context = 1000, .target_tpot_ms = 3})[0];
+  EXPECT_EQ(row.devices, 4);
+  EXPECT_EQ(row.tensor_parallel, 4);
+  EXPECT_TRUE(row.meets_target);
+  // Beyond the 8 KV heads tensor parallelism stops: a target no split reaches is not met.
+  const PlanRow unmet =
+      plan_capacity(f, {device(80, 2000, 400)}, {.context = 1000, .target_tpot_ms = 0.1})[0];
+  EXPECT_EQ(unmet.tensor_parallel, 8);
+  EXPECT_FALSE(unmet.meets_target);
 }
 
 TEST(CapacityPlan, WithoutAPublishedBandwidthThereIsNoDecodeEstimate) {

@@ -47,7 +47,9 @@ struct PlanRow {
 
 uint64_t kv_bytes_per_token(const ModelFootprint& model, DType dtype);
 
-// One row per device and weight choice that fits on at most 64 devices, fewest devices first.
+// One row per device and weight choice that fits on at most 64 devices, fewest devices first:
+// as many devices as memory needs, doubled while the TPOT target is missed and tensor
+// parallelism can still grow.
 std::vector<PlanRow> plan_capacity(const ModelFootprint& model, const std::vector<Device>& devices,
                                    const PlanTarget& target);
 

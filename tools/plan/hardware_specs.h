@@ -9,13 +9,14 @@
 
 namespace baton {
 
+// The INT8 and FP8 peaks are in docs/scheduling.md's table only: Baton's GPU kernels widen every
+// weight type to f16, so the FP16 peak is the roof they work under.
 struct HardwareSpec {
   std::string name;
-  double memory_gb = 0;       // device memory, 10^9 bytes
+  // Device memory in GiB: vendors' "80 GB" of HBM is 80 GiB (an H100 80GB reports 81559 MiB).
+  double memory_gib = 0;
   double bandwidth_gbps = 0;  // memory read bandwidth, 10^9 bytes/s; 0: not published
   double fp16_tflops = 0;     // dense FP16/BF16 matrix throughput
-  double int8_tops = 0;       // dense INT8; 0: none or not published
-  double fp8_tflops = 0;      // dense FP8; 0: the chip has none
   std::string source;         // where the figures come from, in a few words
   bool third_party = false;   // no vendor datasheet: a retailer's, cloud's or press figures
 };

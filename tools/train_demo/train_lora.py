@@ -24,6 +24,7 @@ from lora import add_lora
 from train import encode_documents, heldout_loss, seed_everything, train_step
 
 HELDOUT_EVERY = 20
+REHEARSAL_STRIDE = 10  # every 10th training chapter: spread over the whole book
 SAMPLE_TOKENS = 10000  # the shipped excerpt of held-out Bible chapters a test scores
 
 
@@ -49,7 +50,7 @@ def rehearsal_stream(sp, chapters, new_tokens, share):
     """Chapters spread over the whole Bible, enough to make `share` of the training tokens."""
     wanted = round(new_tokens * share / (1.0 - share))
     ids = []
-    for chapter in chapters[:: max(1, HELDOUT_EVERY // 2)]:
+    for chapter in chapters[::REHEARSAL_STRIDE]:
         if len(ids) >= wanted:
             break
         ids += encode_documents(sp, [chapter]).tolist()
@@ -69,6 +70,8 @@ def write_heldout_sample(sp, chapters, path):
 
 def main():
     args = parse_args()
+    if not 0 <= args.rehearsal < 1:
+        raise SystemExit(f"--rehearsal must be in [0, 1), got {args.rehearsal}")
     args.out.mkdir(parents=True, exist_ok=True)
     seed_everything(args.seed, args.threads)
 

@@ -1,5 +1,6 @@
 // The CPU LoRA update against the reference on random inputs, with tokens of several adapters
-// and of none interleaved in one batch, and slots of f32 and of f16.
+// and of none interleaved in one batch, slots of f32 and of f16, at every ISA level the host
+// runs (the f16 loads and their tails differ per level).
 
 #include <gtest/gtest.h>
 
@@ -7,9 +8,11 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/cpu/isa/cpu_isa.h"
 #include "baton/error.h"
 #include "ops/reference.h"
 #include "tests/backends/cpu/cpu_test_util.h"
+#include "tests/backends/cpu/isa_test_util.h"
 
 namespace baton {
 namespace {
@@ -24,10 +27,11 @@ struct LoraCase {
   int64_t n, k, m, slots, rank;
 };
 
-class CpuLora : public ::testing::TestWithParam<std::tuple<LoraCase, DType>> {};
+class CpuLora : public ::testing::TestWithParam<std::tuple<LoraCase, DType, cpu::Isa>> {};
 
 TEST_P(CpuLora, MatchesReference) {
-  const auto& [c, dtype] = GetParam();
+  const auto& [c, dtype, isa] = GetParam();
+  const cpu::ScopedIsaOverride level(isa);
   const Tensor y = random_f32({c.n, c.m}, 21);
   const Tensor x = random_f32({c.n, c.k}, 22);
   // The reference widens the same f16 values, so either type is held to the f32 tolerance.
@@ -58,13 +62,15 @@ INSTANTIATE_TEST_SUITE_P(
                                          LoraCase{9, 100, 37, 3, 8},     // odd sizes
                                          LoraCase{64, 256, 512, 4, 16},  // a prefill chunk
                                          LoraCase{5, 32, 16, 8, 1}),
-                       ::testing::Values(DType::kF32, DType::kF16)),
-    [](const ::testing::TestParamInfo<std::tuple<LoraCase, DType>>& info) {
+                       ::testing::Values(DType::kF32, DType::kF16),
+                       ::testing::ValuesIn(testing::supported_isas())),
+    [](const ::testing::TestParamInfo<std::tuple<LoraCase, DType, cpu::Isa>>& info) {
       const LoraCase& c = std::get<0>(info.param);
       const DType dtype = std::get<1>(info.param);
       return "n" + std::to_string(c.n) + "_k" + std::to_string(c.k) + "_m" + std::to_string(c.m) +
              "_slots" + std::to_string(c.slots) + "_r" + std::to_string(c.rank) + "_" +
-             std::string(to_string(dtype));
+             std::string(to_string(dtype)) + "_" +
+             std::string(cpu::to_string(std::get<2>(info.param)));
     });
 
 TEST(CpuLora, RejectsASlotOutsideTheStacks) {

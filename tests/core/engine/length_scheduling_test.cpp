@@ -78,24 +78,33 @@ TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) 
   EXPECT_EQ(ids(scheduler.waiting_order())[0], 1u) << "no request waits past max_wait_s";
 }
 
+// An old short request needs a block; the two newer ones have no work in the step yet: sjf
+// sends back the one with the most predicted work left, fcfs the newest. Never one whose chunk
+// this step's plan already holds.
 TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) {
-  BlockManager blocks(6, 4, false);  // 24 tokens in all
-  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .policy = SchedulingPolicy::kSjf},
-                      blocks, 64, clock());
-  Sequence* long_one = make(8, 400);
-  scheduler.add(long_one);
-  complete(scheduler.schedule());  // alone, so admitted first: fcfs would preempt it last
-  Sequence* short_one = make(4, 5);
-  Sequence* medium = make(4, 100);
-  scheduler.add(short_one);
-  scheduler.add(medium);
-  complete(scheduler.schedule());  // 3 + 1 + 1 blocks held, one free
-  // short_one takes the free block; medium, the newest, needs one more.
-  const StepPlan plan = scheduler.schedule();
-  ASSERT_EQ(plan.preempted.size(), 1u);
-  EXPECT_EQ(plan.preempted[0], long_one) << "the most predicted work left, not the newest";
-  EXPECT_EQ(short_one->status, SequenceStatus::kRunning);
-  EXPECT_EQ(medium->status, SequenceStatus::kRunning);
+  const auto first_preempted = [&](SchedulingPolicy policy) {
+    sequences_.clear();
+    BlockManager blocks(7, 4, false);  // 28 tokens in all
+    Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .policy = policy}, blocks, 64,
+                        clock());
+    Sequence* needing = make(8, 5);
+    scheduler.add(needing);
+    complete(scheduler.schedule());
+    scheduler.add(make(4, 400));  // admitted before the medium one
+    complete(scheduler.schedule());
+    scheduler.add(make(4, 100));
+    for (int step = 0; step < 8; ++step) {
+      const StepPlan plan = scheduler.schedule();
+      for (const Sequence* s : plan.preempted) {
+        for (const ScheduledChunk& c : plan.chunks) EXPECT_NE(c.sequence, s) << "still planned";
+      }
+      if (!plan.preempted.empty()) return plan.preempted[0]->id;
+      complete(plan);
+    }
+    return uint64_t{0};
+  };
+  EXPECT_EQ(first_preempted(SchedulingPolicy::kSjf), 2u) << "predicted 400 tokens";
+  EXPECT_EQ(first_preempted(SchedulingPolicy::kFcfs), 3u) << "the newest";
 }
 
 TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
@@ -103,10 +112,13 @@ TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
   Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kSjf},
                       blocks, 256, clock());
   for (double predicted : {200.0, 10.0}) scheduler.add(make(4, predicted));
-  scheduler.trust_predictions(false);
-  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2}));
-  scheduler.trust_predictions(true);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 1}));
+  scheduler.trust_predictions(false);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2})) << "arrival again";
+  scheduler.add(make(4, 1.0));
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2, 3}));
+  scheduler.trust_predictions(true);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{3, 2, 1}));
 }
 
 // Two requests whose outputs together outgrow the pool: without reservation both start and one
@@ -154,7 +166,7 @@ TEST_F(LengthSchedulingTest, RecomputedTokensAreCounted) {
   ASSERT_EQ(scheduler.preemption_count(), 1);
   EXPECT_EQ(scheduler.recomputed_tokens(), 0) << "counted when they are computed again";
   scheduler.remove(a);
-  scheduler.schedule();  // b is admitted again and recomputes its 9 tokens
+  scheduler.schedule();  // b is admitted again: the 8 tokens it had computed are computed again
   EXPECT_EQ(scheduler.recomputed_tokens(), 8);
 }
 
