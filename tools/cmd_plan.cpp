@@ -37,20 +37,18 @@ struct PlanFlags {
 };
 
 Device measured_host(const PlanFlags& f, const ModelFootprint& model) {
-  const int32_t threads =
-      f.threads > 0 ? f.threads : static_cast<int32_t>(sysconf(_SC_NPROCESSORS_ONLN));
   Device host{.spec = {.name = "this host (measured)",
                        .memory_gib = static_cast<double>(sysconf(_SC_PHYS_PAGES)) *
                                      static_cast<double>(sysconf(_SC_PAGESIZE)) / 1073741824.0,
                        .source = "baton plan's own read-bandwidth and matmul runs"}};
-  host.spec.bandwidth_gbps = ReadBandwidthProbe(256ull << 20, threads).measure(3) / 1e9;
+  host.spec.bandwidth_gbps = ReadBandwidthProbe(256ull << 20, f.threads).measure(3) / 1e9;
   std::set<DType> types;
   for (const WeightChoice& w : model.weights) types.insert(w.type);
   for (const DType type : types) {
     // The model's own up projection over a prompt: the peak this model's matmuls can reach,
     // not a large matrix's.
     host.flops_by_weight_type[type] = measure_matmul_flops(
-        "cpu", threads, type, f.target.prompt_tokens, model.config.n_ff, model.config.n_embd, 3);
+        "cpu", f.threads, type, f.target.prompt_tokens, model.config.n_ff, model.config.n_embd, 3);
   }
   // Host memory also holds the OS and the server; half is what a plan should count on.
   host.usable_memory_fraction = 0.5;
@@ -208,7 +206,8 @@ Action add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--no-host{false}", f->measure_host,
                 "leave out this host (measuring it takes a few seconds)");
-  cmd->add_option("-t,--threads", f->threads, "CPU threads for this host's measurement");
+  cmd->add_option("-t,--threads", f->threads,
+                  "CPU threads for this host's measurement (default: all cores)");
   cmd->add_flag("--json", f->json, "print one JSON object instead of the tables");
   return [f] { return run_plan(*f); };
 }

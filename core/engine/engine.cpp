@@ -134,7 +134,6 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->priority = priority;
   s->prompt_length = static_cast<int32_t>(prompt.size());
   request->length_features = {.prefix_keys = prefix_keys(prompt, config_.block_size),
-                              .prompt_length = s->prompt_length,
                               .max_tokens = params.max_tokens,
                               .has_stop = !params.stop.empty() || !params.stop_token_ids.empty(),
                               .expected_tokens = params.expected_tokens};

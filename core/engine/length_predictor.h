@@ -17,7 +17,6 @@ struct LengthFeatures {
   // Hashes of the prompt's first 1, 2, 4, 8... KV blocks (prefix_keys below): a shared system
   // prompt or template shows as a shared key, however long it is.
   std::vector<uint64_t> prefix_keys;
-  int32_t prompt_length = 0;
   int32_t max_tokens = 0;
   bool has_stop = false;        // stop strings or stop token ids besides end-of-sequence
   int32_t expected_tokens = 0;  // the client's hint; 0: none

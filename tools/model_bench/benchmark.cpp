@@ -71,6 +71,10 @@ struct Timed {
 
 }  // namespace
 
+bool read_whole_per_decode_step(std::string_view tensor, bool tied_output) {
+  return tensor != "token_embd.weight" || tied_output;
+}
+
 ModelCost model_cost(const gguf::GgufFile& file) {
   ModelCost cost;
   cost.name = file.find_string("general.name").value_or(file.path().stem().string());
@@ -81,8 +85,7 @@ ModelCost model_cost(const gguf::GgufFile& file) {
     for (int64_t d : t.shape) numel *= d;
     cost.n_params += numel;
     cost.size_bytes += t.nbytes;
-    const bool embedding = t.name == "token_embd.weight";
-    if (!embedding || tied) cost.decode_bytes += t.nbytes;
+    if (read_whole_per_decode_step(t.name, tied)) cost.decode_bytes += t.nbytes;
     if (t.shape.size() == 2) matrix_bytes[t.ggml_type] += t.nbytes;
     if (t.shape.size() == 2 && t.name.starts_with("blk.")) cost.prefill_params += numel;
   }

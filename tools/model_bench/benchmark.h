@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/llm.h"
@@ -86,6 +87,9 @@ class Benchmark {
 
 // Throws Error(kInvalidModel) when the file has no matrices of a dtype Baton runs.
 ModelCost model_cost(const gguf::GgufFile& file);
+// Whether a decode step reads all of `tensor` (ModelCost::decode_bytes): every tensor but
+// token_embd, of which it reads one row, unless token_embd is also the (tied) output projection.
+bool read_whole_per_decode_step(std::string_view tensor, bool tied_output);
 
 // The middle value of `values` (the mean of the middle two for an even count); 0 when empty.
 double median(std::vector<double> values);

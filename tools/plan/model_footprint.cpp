@@ -6,13 +6,6 @@
 #include "tools/model_bench/benchmark.h"
 
 namespace baton {
-namespace {
-
-bool read_whole_per_step(const std::string& tensor, bool tied) {
-  return tensor != "token_embd.weight" || tied;
-}
-
-}  // namespace
 
 ModelFootprint model_footprint(const gguf::GgufFile& file) {
   // The file as it is: what `baton bench` counts for its roofline.
@@ -32,7 +25,7 @@ ModelFootprint model_footprint(const gguf::GgufFile& file) {
     try {
       for (const TensorQuantization& t : plan_quantization(file, preset)) {
         choice.bytes += t.bytes_after;
-        if (read_whole_per_step(t.name, tied)) choice.decode_bytes += t.bytes_after;
+        if (read_whole_per_decode_step(t.name, tied)) choice.decode_bytes += t.bytes_after;
       }
     } catch (const Error&) {
       continue;  // a tensor of a type this preset cannot take: not a choice for this model

@@ -25,9 +25,7 @@ std::vector<int32_t> prompt(int32_t template_id, int32_t system, int32_t own, st
 }
 
 LengthFeatures features(const std::vector<int32_t>& tokens, int32_t max_tokens = 512) {
-  return {.prefix_keys = prefix_keys(tokens, kBlock),
-          .prompt_length = static_cast<int32_t>(tokens.size()),
-          .max_tokens = max_tokens};
+  return {.prefix_keys = prefix_keys(tokens, kBlock), .max_tokens = max_tokens};
 }
 
 // Two system prompts of different lengths, one whose answers are short (mean 20) and one whose
@@ -38,11 +36,16 @@ struct Workload {
   std::normal_distribution<double> short_len{20, 4}, long_len{300, 40};
   std::bernoulli_distribution is_short{0.8};
 
-  std::pair<LengthFeatures, int32_t> next() {
+  struct Request {
+    LengthFeatures features;
+    int32_t length;
+    bool long_answer;
+  };
+  Request next() {
     const bool short_answer = is_short(rng);
     const auto tokens = prompt(short_answer ? 1 : 2, short_answer ? 70 : 150, 10 + rng() % 40, rng);
     const double length = short_answer ? short_len(rng) : long_len(rng);
-    return {features(tokens), std::clamp(static_cast<int32_t>(length), 1, 512)};
+    return {features(tokens), std::clamp(static_cast<int32_t>(length), 1, 512), !short_answer};
   }
 };
 
@@ -58,15 +61,14 @@ TEST(LengthPredictor, LearnsEachTemplatesLengthsOnline) {
   OnlineLengthPredictor predictor;
   Workload workload;
   for (int i = 0; i < 200; ++i) {
-    const auto [request, length] = workload.next();
+    const auto [request, length, long_answer] = workload.next();
     predictor.observe(request, length);
   }
   PredictionLog log;
   for (int i = 0; i < 200; ++i) {
-    const auto [request, length] = workload.next();
+    const auto [request, length, long_answer] = workload.next();
     const LengthPrediction p = predictor.predict(request);
     log.add(p.tokens, length);
-    const bool long_answer = request.prompt_length >= 150;
     EXPECT_NEAR(p.tokens, long_answer ? 300 : 20, long_answer ? 40 : 5);
     EXPECT_GT(p.confidence, 0.5);
   }
