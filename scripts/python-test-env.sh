@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# The Python environment the integration tests use: a venv in build/python-venv holding the
+# The Python environment the integration tests use: a venv in build/python-venv holding, from
+# the Python package registry, pytest and tqdm (the Python package's tests, python/tests), the
 # official `openai` client, `selenium` (which drives Debian's chromium for the playground test)
-# and Hugging Face `tokenizers` (which makes and checks a real tokenizer.json) from the Python
-# package registry. Tests that need it skip, saying so, when it could not
-# be made (for instance with no network).
+# and Hugging Face `tokenizers` (which makes and checks a real tokenizer.json). Tests that need
+# it skip, saying so, when it could not be made (for instance with no network).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +17,10 @@ if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
 fi
 if [ ! -x "$venv/bin/python" ]; then
   python3 -m venv "$venv" || { echo "python-test-env: cannot create $venv"; exit 0; }
+fi
+if ! "$venv/bin/python" -c 'import pytest, tqdm' 2>/dev/null; then
+  "$venv/bin/pip" install -q 'pytest>=7' 'tqdm>=4.60' ||
+    echo "python-test-env: could not install pytest and tqdm; the Python package's tests will skip"
 fi
 if ! "$venv/bin/python" -c 'import openai' 2>/dev/null; then
   "$venv/bin/pip" install -q 'openai>=1.0,<3' ||

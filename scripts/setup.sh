@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs Baton's build and test dependencies from Debian's packages (only those missing),
-# then configures and builds into build/. Usage: scripts/setup.sh [extra cmake -D flags]
+# then configures and builds into build/. Usage: scripts/setup.sh [extra cmake -D flags], or
+# scripts/setup.sh --deps-only to install the packages and stop (what `pip install .` needs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -9,6 +10,7 @@ packages=(
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
   libgtest-dev libgmock-dev qemu-user libcpp-httplib-dev libsentencepiece-dev
   libopenmpi-dev openmpi-bin
+  python3-dev python3-venv pybind11-dev
   hipcc libamdhip64-dev
   chromium chromium-driver
 )
@@ -22,6 +24,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if [ "${1:-}" = "--deps-only" ]; then
+  exit 0
 fi
 
 jobs=$(nproc)

@@ -1,4 +1,6 @@
+#include <chrono>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <memory>
 
@@ -55,7 +57,10 @@ Action add_batch_command(CLI::App& app) {
     if (flags->model.lora.size() == 1) flags->defaults.lora = flags->model.lora.front().name;
     const std::vector<Request> requests = read_requests(flags->input, flags->defaults);
     LLM llm(flags->model);
+    const auto start = std::chrono::steady_clock::now();
     const std::vector<GenerationOutput> outputs = llm.generate(requests);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::ofstream file;
     if (flags->output != "-") {
       file.open(flags->output);
@@ -69,8 +74,12 @@ Action add_batch_command(CLI::App& app) {
       out << line.dump() << "\n";
     }
     const EngineStats stats = llm.stats();
+    // Generation only, without loading: what tools/bench/compare_python.py sets LLM.generate
+    // against.
     std::cerr << "batch: " << outputs.size() << " requests, " << stats.generated_tokens
-              << " tokens generated in " << stats.steps << " engine steps\n";
+              << " tokens generated in " << stats.steps << " engine steps, " << std::fixed
+              << std::setprecision(3) << seconds << " s (" << std::setprecision(1)
+              << static_cast<double>(stats.generated_tokens) / seconds << " tokens/s)\n";
     return 0;
   };
 }

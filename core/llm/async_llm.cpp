@@ -249,6 +249,10 @@ std::vector<int32_t> AsyncLLM::tokenize(std::string_view text, bool add_special,
   return impl_->loaded.tokenizer->encode(text, add_special, parse_special);
 }
 
+std::string AsyncLLM::detokenize(const std::vector<int32_t>& tokens) const {
+  return impl_->loaded.tokenizer->decode(tokens);
+}
+
 std::string AsyncLLM::token_text(int32_t token) const {
   return impl_->loaded.tokenizer->token_to_piece(token, /*render_special=*/true);
 }

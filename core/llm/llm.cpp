@@ -7,7 +7,9 @@
 #include "baton/error.h"
 #include "core/engine/engine.h"
 #include "core/llm/loaded_model.h"
+#include "core/llm/perplexity.h"
 #include "core/llm/request_output.h"
+#include "models/lora/lora_adapter.h"
 
 namespace baton {
 namespace {
@@ -30,14 +32,18 @@ struct LLM::Impl {
   LoadedModel loaded;
   Engine engine;
   FinishCounts finished;
+  std::map<std::string, LoraOptions> adapters;  // by name: what perplexity reads again
 
   explicit Impl(const LLMOptions& options)
       : loaded(one_replica(options)),
-        engine(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config) {}
+        engine(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config) {
+    for (const LoraOptions& adapter : options.lora) adapters[adapter.name] = adapter;
+  }
 
   // Runs every request through the engine together; `on_text` streams the first one's text.
   std::vector<GenerationOutput> run(const std::vector<Request>& requests,
-                                    const TextCallback& on_text) {
+                                    const TextCallback& on_text,
+                                    const FinishedCallback& on_finished = {}) {
     if (on_text && !requests.empty()) {
       const GenerationParams& p = requests.front().params;
       if (p.use_beam_search || reported_completions(p) > p.n) {
@@ -53,6 +59,7 @@ struct LLM::Impl {
     std::vector<RequestOutput> outputs;
     outputs.reserve(requests.size());
     std::map<uint64_t, size_t> index_of;
+    std::vector<bool> reported(requests.size());
     const Clock::time_point start = Clock::now();
     const RequestOutput::AbortFn abort = [this](uint64_t id, int32_t sample) {
       if (sample == RequestOutput::kAllSamples) {
@@ -72,6 +79,10 @@ struct LLM::Impl {
           const size_t index = index_of.at(update.id);
           const bool streamed = index == 0 && update.sample == 0 && on_text;
           outputs[index].apply(update, abort, streamed ? on_text : TextCallback());
+          if (on_finished && !reported[index] && outputs[index].done()) {
+            reported[index] = true;
+            on_finished(index);
+          }
         }
       }
     } catch (...) {
@@ -99,8 +110,9 @@ std::vector<GenerationOutput> LLM::generate(const std::vector<std::string>& prom
   return impl_->run(requests, {});
 }
 
-std::vector<GenerationOutput> LLM::generate(const std::vector<Request>& requests) {
-  return impl_->run(requests, {});
+std::vector<GenerationOutput> LLM::generate(const std::vector<Request>& requests,
+                                            const FinishedCallback& on_finished) {
+  return impl_->run(requests, {}, on_finished);
 }
 
 GenerationOutput LLM::generate(std::string_view prompt, const GenerationParams& params,
@@ -128,6 +140,35 @@ ChatPrompt LLM::chat_prompt(const std::vector<ChatMessage>& messages,
 
 ModelSummary LLM::summary() const {
   return impl_->loaded.summary();
+}
+
+PerplexityReport LLM::perplexity(std::string_view text, const PerplexityParams& params) {
+  PerplexityOptions options{.n_ctx = params.context, .step_tokens = params.batch_tokens};
+  if (!params.lora.empty()) {
+    const auto adapter = impl_->adapters.find(params.lora);
+    if (adapter == impl_->adapters.end()) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "perplexity: no LoRA adapter named '" + params.lora + "' is loaded");
+    }
+    options.lora = read_lora_adapter(adapter->second, impl_->loaded.model->config());
+  }
+  const PerplexityResult r = perplexity_of_text(impl_->loaded, text, options);
+  return {.context = r.n_ctx,
+          .tokens = r.n_tokens,
+          .chunks = r.n_chunks,
+          .scored = r.n_scored,
+          .perplexity = r.ppl,
+          .standard_error = r.ppl_error};
+}
+
+void LLM::load_lora_adapter(const LoraOptions& adapter) {
+  impl_->engine.add_lora(read_lora_adapter(adapter, impl_->loaded.model->config()));
+  impl_->adapters[adapter.name] = adapter;
+}
+
+void LLM::unload_lora_adapter(const std::string& name) {
+  impl_->engine.remove_lora(name);
+  impl_->adapters.erase(name);
 }
 
 }  // namespace baton

@@ -119,6 +119,19 @@ PerplexityResult perplexity(const Model& model, Backend& backend, std::span<cons
   return result;
 }
 
+PerplexityResult perplexity_of_text(const LoadedModel& loaded, std::string_view text,
+                                    const PerplexityOptions& options,
+                                    const PerplexityProgress& progress) {
+  const Tokenizer& tokenizer = *loaded.tokenizer;
+  const std::vector<int32_t> tokens = tokenizer.encode(text, true, false);
+  const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
+  PerplexityOptions with_cache = options;
+  with_cache.kv_dtype = loaded.engine_config.kv_dtype;
+  with_cache.lora_dtype = loaded.engine_config.lora_dtype;
+  return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
+                    adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);
+}
+
 PerplexityResult perplexity_of_file(const LoadedModel& loaded,
                                     const std::filesystem::path& text_file,
                                     const PerplexityOptions& options,
@@ -129,23 +142,17 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
     throw Error(ErrorCategory::kInvalidArgument,
                 "cannot read the text file '" + text_file.string() + "'");
   }
-  const Tokenizer& tokenizer = *loaded.tokenizer;
-  const std::vector<int32_t> tokens = tokenizer.encode(text.str(), true, false);
-  const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
-  PerplexityOptions with_cache = options;
-  with_cache.kv_dtype = loaded.engine_config.kv_dtype;
-  with_cache.lora_dtype = loaded.engine_config.lora_dtype;
   const std::vector<LoraOptions>& adapters = loaded.engine_config.lora_adapters;
   if (adapters.size() > 1) {
     throw Error(
         ErrorCategory::kInvalidArgument,
         "perplexity applies one LoRA adapter at most, got " + std::to_string(adapters.size()));
   }
+  PerplexityOptions with_adapter = options;
   if (!adapters.empty()) {
-    with_cache.lora = read_lora_adapter(adapters[0], loaded.model->config());
+    with_adapter.lora = read_lora_adapter(adapters[0], loaded.model->config());
   }
-  return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
-                    adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);
+  return perplexity_of_text(loaded, text.str(), with_adapter, progress);
 }
 
 }  // namespace baton

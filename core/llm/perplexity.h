@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/backend.h"
@@ -56,6 +57,12 @@ using PerplexityProgress = std::function<void(int32_t chunk, double running_ppl)
 PerplexityResult perplexity(const Model& model, Backend& backend, std::span<const int32_t> tokens,
                             const PerplexityOptions& options, std::optional<int32_t> bos,
                             const PerplexityProgress& progress = {});
+
+// `text` tokenized with the model's special-token rules, then as above with the KV cache dtype
+// and LoRA slot dtype `loaded` was opened with, and the adapter of `options`, if any.
+PerplexityResult perplexity_of_text(const LoadedModel& loaded, std::string_view text,
+                                    const PerplexityOptions& options,
+                                    const PerplexityProgress& progress = {});
 
 // The text of `text_file` tokenized with the model's special-token rules, then as above with
 // the KV cache dtype and the LoRA adapter (one at most) `loaded` was opened with. Throws

@@ -63,6 +63,8 @@ class BATON_API AsyncLLM {
 
   // Safe from any thread: the tokenizer is immutable once loaded.
   std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
+  // The text of `tokens` as generation gives it: control tokens leave no text.
+  std::string detokenize(const std::vector<int32_t>& tokens) const;
   // A token as text for display (logprobs): control tokens spelled out, bytes as they are.
   std::string token_text(int32_t token) const;
   // Serves a LoRA adapter under `adapter.name` from the next request on (docs/lora.md). Throws

@@ -142,6 +142,26 @@ struct ChatPrompt {
 
 // Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.
 using TextCallback = std::function<bool(std::string_view text)>;
+// Told, in generate's thread, that the request at `index` of a batch has finished: for progress
+// bars over long batches.
+using FinishedCallback = std::function<void(size_t index)>;
+
+// Perplexity as llama.cpp's perplexity tool measures it (and `baton perplexity`): the text is cut
+// into non-overlapping chunks of `context` tokens, and the second half of each is scored.
+struct PerplexityParams {
+  int32_t context = 256;       // tokens per chunk, at most the model's trained context
+  int32_t batch_tokens = 512;  // tokens per model step within a chunk
+  std::string lora;            // the adapter to apply, by name; empty: the base model
+};
+
+struct PerplexityReport {
+  int32_t context = 0;
+  int64_t tokens = 0;  // of the whole text, BOS included
+  int32_t chunks = 0;
+  int64_t scored = 0;  // predictions whose log-likelihood was counted
+  double perplexity = 0;
+  double standard_error = 0;
+};
 
 // A loaded model on one backend, ready to generate. generate() runs every prompt it is given
 // through one continuous-batching engine. Not thread-safe: one generate call at a time. A
@@ -156,7 +176,8 @@ class BATON_API LLM {
 
   std::vector<GenerationOutput> generate(const std::vector<std::string>& prompts,
                                          const GenerationParams& params);
-  std::vector<GenerationOutput> generate(const std::vector<Request>& requests);
+  std::vector<GenerationOutput> generate(const std::vector<Request>& requests,
+                                         const FinishedCallback& on_finished = {});
   GenerationOutput generate(std::string_view prompt, const GenerationParams& params,
                             const TextCallback& on_text = {});
 
@@ -168,6 +189,12 @@ class BATON_API LLM {
                          bool add_generation_prompt) const;
   ModelSummary summary() const;
   EngineStats stats() const;
+  // Throws Error(kInvalidArgument) when the text does not fill one chunk, the context is out of
+  // range, or the adapter is not loaded.
+  PerplexityReport perplexity(std::string_view text, const PerplexityParams& params = {});
+  // As AsyncLLM's: serves an adapter from the next generate call on, or stops serving it.
+  void load_lora_adapter(const LoraOptions& adapter);
+  void unload_lora_adapter(const std::string& name);
 
  private:
   struct Impl;

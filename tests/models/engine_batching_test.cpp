@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "baton/error.h"
 #include "baton/llm.h"
 #include "tests/models/demo_f32.h"
@@ -92,6 +94,21 @@ TEST_F(EngineBatching, ChunkedPrefillOfALonePromptKeepsItsOutput) {
   const GenerationOutput a = chunked.generate(prompt, greedy(16));
   ASSERT_GT(a.prompt_tokens.size(), 9u) << "the prompt must take several chunks";
   EXPECT_EQ(a.tokens, whole.generate(prompt, greedy(16)).tokens);
+}
+
+// The progress callback of a batch hears of each request once, when its output is complete:
+// a request asking for one token finishes before those asking for thirty-two.
+TEST_F(EngineBatching, TheFinishedCallbackNamesEachRequestOnceAsItFinishes) {
+  LLM llm(options());
+  std::vector<Request> requests;
+  for (const std::string& p : kPrompts) requests.push_back({p, greedy(32)});
+  requests[5].params.max_tokens = 1;
+  std::vector<size_t> order;
+  const auto outputs = llm.generate(requests, [&](size_t index) { order.push_back(index); });
+  ASSERT_EQ(order.size(), kPrompts.size());
+  EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), kPrompts.size());
+  EXPECT_EQ(order.front(), 5u);
+  EXPECT_EQ(outputs[5].tokens.size(), 1u);
 }
 
 // One request at a time (max_seqs 1), four arriving together with their lengths as the client's

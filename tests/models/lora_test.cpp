@@ -377,6 +377,36 @@ TEST(Lora, TheBundledAdapterKeepsTheBasesOwnText) {
   EXPECT_LT(adapted, base * 1.15) << "base " << base << ", with the adapter " << adapted;
 }
 
+// The library's own entry points: an adapter loaded into a running LLM serves the next generate
+// call, LLM::perplexity applies it by name and agrees with the perplexity tool's figure, and an
+// unloaded or unknown name is refused.
+TEST(Lora, TheLibraryLoadsAnAdapterAtRunTimeAndMeasuresPerplexityWithIt) {
+  const std::filesystem::path text_file = testing::demo_lora_heldout_text();
+  std::ifstream in(text_file, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  LLM llm(LLMOptions{.model = testing::demo_model().string(), .threads = 2, .max_loras = 1});
+  const PerplexityReport base = llm.perplexity(text);
+  EXPECT_DOUBLE_EQ(base.perplexity, demo_perplexity(text_file, ""));
+  EXPECT_EQ(base.context, 256);
+  EXPECT_EQ(base.scored, int64_t{base.chunks} * (256 - 1 - 128));
+  EXPECT_NE(error_of([&] {
+              llm.perplexity(text, {.lora = "devil"});
+            }).find("no LoRA adapter named 'devil'"),
+            std::string::npos);
+
+  llm.load_lora_adapter({.name = "devil", .path = testing::demo_lora().string()});
+  const PerplexityReport adapted = llm.perplexity(text, {.lora = "devil"});
+  EXPECT_DOUBLE_EQ(adapted.perplexity, demo_perplexity(text_file, testing::demo_lora().string()));
+  EXPECT_LT(adapted.perplexity, base.perplexity / 8);
+  EXPECT_EQ(llm.generate("LAWYER, n.", with_logprobs("devil", 4)).tokens.size(), 4u);
+
+  llm.unload_lora_adapter("devil");
+  EXPECT_NE(error_of([&] {
+              llm.generate("In", with_logprobs("devil", 1));
+            }).find("no LoRA adapter named 'devil'"),
+            std::string::npos);
+}
+
 // Three adapters wait at once for one slot, two of them only in their files: they are read one
 // at a time as the slot frees, and every request gets what it gets with no bound on memory.
 TEST(Lora, AdaptersWaitingInTheirFilesAllFinish) {

@@ -1,0 +1,201 @@
+#include <pybind11/stl.h>
+
+#include "baton/async_llm.h"
+#include "baton/llm.h"
+#include "bindings.h"
+
+namespace py = pybind11;
+
+namespace baton::python {
+namespace {
+
+void bind_options(py::module_& m) {
+  py::class_<LoraOptions>(m, "LoraOptions")
+      .def(py::init<>())
+      .def_readwrite("name", &LoraOptions::name)
+      .def_readwrite("path", &LoraOptions::path)
+      .def_readwrite("scale", &LoraOptions::scale);
+
+  py::class_<LLMOptions>(m, "LLMOptions")
+      .def(py::init<>())
+      .def_readwrite("model", &LLMOptions::model)
+      .def_readwrite("backend", &LLMOptions::backend)
+      .def_readwrite("threads", &LLMOptions::threads)
+      .def_readwrite("context_size", &LLMOptions::context_size)
+      .def_readwrite("kv_block_size", &LLMOptions::kv_block_size)
+      .def_readwrite("kv_cache_mib", &LLMOptions::kv_cache_mib)
+      .def_readwrite("max_batch_tokens", &LLMOptions::max_batch_tokens)
+      .def_readwrite("max_seqs", &LLMOptions::max_seqs)
+      .def_readwrite("scheduling_policy", &LLMOptions::scheduling_policy)
+      .def_readwrite("sjf_max_wait_s", &LLMOptions::sjf_max_wait_s)
+      .def_readwrite("kv_reservation", &LLMOptions::kv_reservation)
+      .def_readwrite("prefix_caching", &LLMOptions::prefix_caching)
+      .def_readwrite("kv_cache_dtype", &LLMOptions::kv_cache_dtype)
+      .def_readwrite("repack_weights", &LLMOptions::repack_weights)
+      .def_readwrite("lora", &LLMOptions::lora)
+      .def_readwrite("max_loras", &LLMOptions::max_loras)
+      .def_readwrite("max_lora_rank", &LLMOptions::max_lora_rank)
+      .def_readwrite("lora_dtype", &LLMOptions::lora_dtype)
+      .def_readwrite("max_cpu_loras", &LLMOptions::max_cpu_loras);
+
+  py::class_<SamplingParams>(m, "SamplingParams")
+      .def(py::init<>())
+      .def_readwrite("temperature", &SamplingParams::temperature)
+      .def_readwrite("top_k", &SamplingParams::top_k)
+      .def_readwrite("top_p", &SamplingParams::top_p)
+      .def_readwrite("min_p", &SamplingParams::min_p)
+      .def_readwrite("repetition_penalty", &SamplingParams::repetition_penalty)
+      .def_readwrite("repeat_last_n", &SamplingParams::repeat_last_n)
+      .def_readwrite("presence_penalty", &SamplingParams::presence_penalty)
+      .def_readwrite("frequency_penalty", &SamplingParams::frequency_penalty)
+      .def_readwrite("seed", &SamplingParams::seed);
+
+  py::class_<GenerationParams>(m, "GenerationParams")
+      .def(py::init<>())
+      .def_readwrite("sampling", &GenerationParams::sampling)
+      .def_readwrite("max_tokens", &GenerationParams::max_tokens)
+      .def_readwrite("add_special", &GenerationParams::add_special)
+      .def_readwrite("parse_special", &GenerationParams::parse_special)
+      .def_readwrite("ignore_eos", &GenerationParams::ignore_eos)
+      .def_readwrite("stop", &GenerationParams::stop)
+      .def_readwrite("stop_token_ids", &GenerationParams::stop_token_ids)
+      .def_readwrite("n", &GenerationParams::n)
+      .def_readwrite("best_of", &GenerationParams::best_of)
+      .def_readwrite("logprobs", &GenerationParams::logprobs)
+      .def_readwrite("use_beam_search", &GenerationParams::use_beam_search)
+      .def_readwrite("beam_width", &GenerationParams::beam_width)
+      .def_readwrite("length_penalty", &GenerationParams::length_penalty)
+      .def_readwrite("lora", &GenerationParams::lora)
+      .def_readwrite("expected_tokens", &GenerationParams::expected_tokens);
+
+  py::class_<Request>(m, "Request")
+      .def(py::init<>())
+      .def_readwrite("prompt", &Request::prompt)
+      .def_readwrite("params", &Request::params)
+      .def_readwrite("prompt_tokens", &Request::prompt_tokens)
+      .def_readwrite("priority", &Request::priority);
+
+  py::class_<ChatMessage>(m, "ChatMessage")
+      .def(py::init<std::string, std::string>(), py::arg("role"), py::arg("content"))
+      .def_readwrite("role", &ChatMessage::role)
+      .def_readwrite("content", &ChatMessage::content);
+
+  py::class_<PerplexityParams>(m, "PerplexityParams")
+      .def(py::init<>())
+      .def_readwrite("context", &PerplexityParams::context)
+      .def_readwrite("batch_tokens", &PerplexityParams::batch_tokens)
+      .def_readwrite("lora", &PerplexityParams::lora);
+}
+
+void bind_outputs(py::module_& m) {
+  py::enum_<FinishReason>(m, "FinishReason")
+      .value("STOP", FinishReason::kStop)
+      .value("LENGTH", FinishReason::kLength)
+      .value("ABORTED", FinishReason::kAborted);
+
+  py::class_<TokenLogprob>(m, "TokenLogprob")
+      .def_readonly("token", &TokenLogprob::token)
+      .def_readonly("logprob", &TokenLogprob::logprob);
+
+  py::class_<TokenLogprobs>(m, "TokenLogprobs")
+      .def_readonly("chosen", &TokenLogprobs::chosen)
+      .def_readonly("top", &TokenLogprobs::top);
+
+  py::class_<Completion>(m, "Completion")
+      .def_readonly("text", &Completion::text)
+      .def_readonly("tokens", &Completion::tokens)
+      .def_readonly("finish_reason", &Completion::finish_reason)
+      .def_readonly("cumulative_logprob", &Completion::cumulative_logprob)
+      .def_readonly("logprobs", &Completion::logprobs);
+
+  py::class_<RequestMetrics>(m, "RequestMetrics")
+      .def_readonly("queue_seconds", &RequestMetrics::queue_seconds)
+      .def_readonly("ttft_seconds", &RequestMetrics::ttft_seconds)
+      .def_readonly("tpot_seconds", &RequestMetrics::tpot_seconds)
+      .def_readonly("e2e_seconds", &RequestMetrics::e2e_seconds)
+      .def_readonly("prompt_tokens", &RequestMetrics::prompt_tokens)
+      .def_readonly("output_tokens", &RequestMetrics::output_tokens)
+      .def_readonly("cached_prompt_tokens", &RequestMetrics::cached_prompt_tokens);
+
+  py::class_<GenerationOutput>(m, "GenerationOutput")
+      .def_readonly("text", &GenerationOutput::text)
+      .def_readonly("tokens", &GenerationOutput::tokens)
+      .def_readonly("finish_reason", &GenerationOutput::finish_reason)
+      .def_readonly("completions", &GenerationOutput::completions)
+      .def_readonly("prompt_tokens", &GenerationOutput::prompt_tokens)
+      .def_readonly("metrics", &GenerationOutput::metrics);
+
+  py::class_<StreamEvent>(m, "StreamEvent")
+      .def_readonly("request_id", &StreamEvent::request_id)
+      .def_readonly("index", &StreamEvent::index)
+      .def_readonly("text", &StreamEvent::text)
+      .def_readonly("tokens", &StreamEvent::tokens)
+      .def_readonly("logprobs", &StreamEvent::logprobs)
+      .def_readonly("finished", &StreamEvent::finished)
+      .def_readonly("finish_reason", &StreamEvent::finish_reason)
+      .def_readonly("output", &StreamEvent::output)
+      .def_readonly("error", &StreamEvent::error)
+      .def_readonly("unavailable", &StreamEvent::unavailable);
+
+  py::class_<ChatPrompt>(m, "ChatPrompt")
+      .def_readonly("text", &ChatPrompt::text)
+      .def_readonly("tokens", &ChatPrompt::tokens);
+
+  py::class_<PerplexityReport>(m, "PerplexityReport")
+      .def_readonly("context", &PerplexityReport::context)
+      .def_readonly("tokens", &PerplexityReport::tokens)
+      .def_readonly("chunks", &PerplexityReport::chunks)
+      .def_readonly("scored", &PerplexityReport::scored)
+      .def_readonly("perplexity", &PerplexityReport::perplexity)
+      .def_readonly("standard_error", &PerplexityReport::standard_error)
+      .def("__repr__", [](const PerplexityReport& r) {
+        return "PerplexityReport(perplexity=" + std::to_string(r.perplexity) +
+               ", standard_error=" + std::to_string(r.standard_error) +
+               ", context=" + std::to_string(r.context) + ", chunks=" + std::to_string(r.chunks) +
+               ")";
+      });
+}
+
+void bind_state(py::module_& m) {
+  py::class_<EngineStats>(m, "EngineStats")
+      .def_readonly("steps", &EngineStats::steps)
+      .def_readonly("computed_tokens", &EngineStats::computed_tokens)
+      .def_readonly("prompt_tokens", &EngineStats::prompt_tokens)
+      .def_readonly("generated_tokens", &EngineStats::generated_tokens)
+      .def_readonly("preemptions", &EngineStats::preemptions)
+      .def_readonly("prefix_cache_hit_rate", &EngineStats::prefix_cache_hit_rate)
+      .def_readonly("kv_blocks_total", &EngineStats::kv_blocks_total)
+      .def_readonly("kv_blocks_free", &EngineStats::kv_blocks_free)
+      .def_readonly("kv_blocks_used", &EngineStats::kv_blocks_used)
+      .def_readonly("running", &EngineStats::running)
+      .def_readonly("waiting", &EngineStats::waiting)
+      .def_readonly("finished_stop", &EngineStats::finished_stop)
+      .def_readonly("finished_length", &EngineStats::finished_length)
+      .def_readonly("finished_aborted", &EngineStats::finished_aborted)
+      .def_readonly("failed", &EngineStats::failed);
+
+  py::class_<ModelSummary>(m, "ModelSummary")
+      .def_readonly("architecture", &ModelSummary::architecture)
+      .def_readonly("backend", &ModelSummary::backend)
+      .def_readonly("n_vocab", &ModelSummary::n_vocab)
+      .def_readonly("n_ctx_train", &ModelSummary::n_ctx_train)
+      .def_readonly("context_size", &ModelSummary::context_size)
+      .def_readonly("n_embd", &ModelSummary::n_embd)
+      .def_readonly("n_layer", &ModelSummary::n_layer)
+      .def_readonly("n_head", &ModelSummary::n_head)
+      .def_readonly("n_head_kv", &ModelSummary::n_head_kv)
+      .def_readonly("n_ff", &ModelSummary::n_ff)
+      .def_readonly("kv_cache_dtype", &ModelSummary::kv_cache_dtype)
+      .def_readonly("kv_cache_tokens", &ModelSummary::kv_cache_tokens)
+      .def_readonly("lora_slots", &ModelSummary::lora_slots);
+}
+
+}  // namespace
+
+void bind_types(py::module_& m) {
+  bind_options(m);
+  bind_outputs(m);
+  bind_state(m);
+}
+
+}  // namespace baton::python
