@@ -94,11 +94,13 @@ std::vector<std::filesystem::path> backend_plugin_directories() {
       if (!dir.empty()) dirs.emplace_back(dir);
     }
   }
+  // The plugins built with this library come before the executable's: a program that embeds
+  // Baton (Python, with the package's own libbaton) may sit beside another installation's.
+  if (const std::filesystem::path lib = library_directory(); !lib.empty()) dirs.push_back(lib);
   if (const std::filesystem::path exe = executable_directory(); !exe.empty()) {
     dirs.push_back(exe);
     dirs.push_back((exe / ".." / "lib").lexically_normal());
   }
-  if (const std::filesystem::path lib = library_directory(); !lib.empty()) dirs.push_back(lib);
   std::vector<std::filesystem::path> unique;
   for (const auto& dir : dirs) {
     if (std::ranges::find(unique, dir) == unique.end()) unique.push_back(dir);

@@ -9,8 +9,8 @@
 namespace baton {
 
 // Backend plugins are shared libraries named libbaton-backend-NAME.so, looked for in order in
-// each directory of $BATON_BACKEND_PATH (colon-separated), the running executable's directory,
-// ../lib beside it, and the directory holding the Baton library itself.
+// each directory of $BATON_BACKEND_PATH (colon-separated), the directory holding the Baton
+// library itself, the running executable's directory, and ../lib beside it.
 std::vector<std::filesystem::path> backend_plugin_directories();
 
 // Looks for libbaton-backend-NAME.so and registers what it finds, in the place of any entry of

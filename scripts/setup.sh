@@ -1,19 +1,26 @@
 #!/usr/bin/env bash
 # Installs Baton's build and test dependencies from Debian's packages (only those missing),
 # then configures and builds into build/. Usage: scripts/setup.sh [extra cmake -D flags], or
-# scripts/setup.sh --deps-only to install the packages and stop (what `pip install .` needs).
+# scripts/setup.sh --deps-only to install only what a build needs and stop (for `pip install .`).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# What building the library, the `baton` command and the Python module needs.
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
-  libgtest-dev libgmock-dev qemu-user libcpp-httplib-dev libsentencepiece-dev
-  libopenmpi-dev openmpi-bin
+  libcpp-httplib-dev libsentencepiece-dev libopenmpi-dev openmpi-bin
   python3-dev python3-venv pybind11-dev
-  hipcc libamdhip64-dev
-  chromium chromium-driver
 )
+# What the full build and its test suite add: GoogleTest, hipcc for the ROCm plugin, qemu for
+# the emulated-CPU tests, chromium for the playground test.
+if [ "${1:-}" != "--deps-only" ]; then
+  packages+=(
+    libgtest-dev libgmock-dev qemu-user
+    hipcc libamdhip64-dev
+    chromium chromium-driver
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -42,8 +42,7 @@ struct LLM::Impl {
 
   // Runs every request through the engine together; `on_text` streams the first one's text.
   std::vector<GenerationOutput> run(const std::vector<Request>& requests,
-                                    const TextCallback& on_text,
-                                    const FinishedCallback& on_finished = {}) {
+                                    const TextCallback& on_text, const StepCallback& on_step = {}) {
     if (on_text && !requests.empty()) {
       const GenerationParams& p = requests.front().params;
       if (p.use_beam_search || reported_completions(p) > p.n) {
@@ -74,16 +73,18 @@ struct LLM::Impl {
         index_of[engine.add(std::move(tokenized[i]), requests[i].params, requests[i].priority)] = i;
       }
       while (engine.has_work()) {
+        std::vector<size_t> finished_now;
         for (const SequenceUpdate& update : engine.step()) {
           if (!update.error.empty()) throw Error(ErrorCategory::kInvalidArgument, update.error);
           const size_t index = index_of.at(update.id);
           const bool streamed = index == 0 && update.sample == 0 && on_text;
           outputs[index].apply(update, abort, streamed ? on_text : TextCallback());
-          if (on_finished && !reported[index] && outputs[index].done()) {
+          if (!reported[index] && outputs[index].done()) {
             reported[index] = true;
-            on_finished(index);
+            finished_now.push_back(index);
           }
         }
+        if (on_step) on_step(finished_now);
       }
     } catch (...) {
       for (const auto& [id, index] : index_of) engine.abort(id);
@@ -111,8 +112,8 @@ std::vector<GenerationOutput> LLM::generate(const std::vector<std::string>& prom
 }
 
 std::vector<GenerationOutput> LLM::generate(const std::vector<Request>& requests,
-                                            const FinishedCallback& on_finished) {
-  return impl_->run(requests, {}, on_finished);
+                                            const StepCallback& on_step) {
+  return impl_->run(requests, {}, on_step);
 }
 
 GenerationOutput LLM::generate(std::string_view prompt, const GenerationParams& params,
@@ -127,6 +128,10 @@ std::vector<int32_t> LLM::tokenize(std::string_view text, bool add_special,
 
 std::string LLM::detokenize(const std::vector<int32_t>& tokens) const {
   return impl_->loaded.tokenizer->decode(tokens);
+}
+
+std::string LLM::token_text(int32_t token) const {
+  return impl_->loaded.tokenizer->token_to_piece(token, /*render_special=*/true);
 }
 
 EngineStats LLM::stats() const {

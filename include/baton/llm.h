@@ -142,9 +142,10 @@ struct ChatPrompt {
 
 // Receives each piece of generated text as soon as it is complete UTF-8; return false to stop.
 using TextCallback = std::function<bool(std::string_view text)>;
-// Told, in generate's thread, that the request at `index` of a batch has finished: for progress
-// bars over long batches.
-using FinishedCallback = std::function<void(size_t index)>;
+// Called in generate's thread after each engine step with the batch indices of the requests
+// that step finished, often none: for progress bars, and for callers that must notice an
+// interrupt between steps. An exception it throws aborts the batch and reaches the caller.
+using StepCallback = std::function<void(const std::vector<size_t>& finished)>;
 
 // Perplexity as llama.cpp's perplexity tool measures it (and `baton perplexity`): the text is cut
 // into non-overlapping chunks of `context` tokens, and the second half of each is scored.
@@ -177,12 +178,14 @@ class BATON_API LLM {
   std::vector<GenerationOutput> generate(const std::vector<std::string>& prompts,
                                          const GenerationParams& params);
   std::vector<GenerationOutput> generate(const std::vector<Request>& requests,
-                                         const FinishedCallback& on_finished = {});
+                                         const StepCallback& on_step = {});
   GenerationOutput generate(std::string_view prompt, const GenerationParams& params,
                             const TextCallback& on_text = {});
 
   std::vector<int32_t> tokenize(std::string_view text, bool add_special, bool parse_special) const;
   std::string detokenize(const std::vector<int32_t>& tokens) const;
+  // A token as text for display (logprobs): control tokens spelled out, bytes as they are.
+  std::string token_text(int32_t token) const;
   // Throws Error(kInvalidArgument) when the template rejects the conversation (for instance
   // roles that do not alternate).
   ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,

@@ -55,5 +55,3 @@ __all__ = [
     "Tokenizer",
     "UnsupportedError",
 ]
-
-__version__ = "0.1.0"

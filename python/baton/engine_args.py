@@ -64,7 +64,9 @@ class EngineArgs:
 
     ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
     threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
-    contexts); ``seed``: where requests without their own seed draw theirs from.
+    contexts); ``seed``: where requests without their own seed draw theirs from;
+    ``sjf_max_wait`` (seconds) and ``kv_reservation`` ("none", "predicted", "max"): length-aware
+    scheduling (docs/scheduling.md).
     ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
     either value asks: it runs no code from model files and captures no CUDA graphs.
     """
@@ -79,6 +81,8 @@ class EngineArgs:
     enable_prefix_caching: bool = True
     kv_cache_dtype: str = "auto"
     scheduling_policy: str = "fcfs"
+    sjf_max_wait: float = 60.0
+    kv_reservation: str = "none"
     enable_lora: bool = False
     max_loras: Optional[int] = None
     max_lora_rank: int = 16
@@ -120,6 +124,8 @@ def llm_options(
     options.prefix_caching = bool(args.enable_prefix_caching)
     options.kv_cache_dtype = _KV_CACHE_DTYPES.get(args.kv_cache_dtype, args.kv_cache_dtype)
     options.scheduling_policy = args.scheduling_policy
+    options.sjf_max_wait_s = float(args.sjf_max_wait)
+    options.kv_reservation = args.kv_reservation
     if args.max_loras is not None and not args.enable_lora:
         raise ValueError(f"{owner}: max_loras needs enable_lora=True")
     if args.enable_lora:

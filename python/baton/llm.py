@@ -45,8 +45,9 @@ class LLM:
     has the setting (``max_num_seqs``, ``max_model_len``, ``enable_prefix_caching``,
     ``enable_lora`` ...) and Baton's own (``backend``, ``threads``, ``kv_cache_size``). A vLLM
     argument Baton does not implement raises ``ValueError`` unless left at its default. The GIL
-    is released while the engine computes. One call at a time: ``AsyncLLM`` serves requests
-    from several tasks or threads.
+    is released while the engine computes; calls from several threads take turns (``AsyncLLM``
+    serves requests from several tasks or threads at once). Ctrl-C stops a ``generate`` between
+    two engine steps.
     """
 
     def __init__(
@@ -166,7 +167,9 @@ class LLM:
         ]
         bar = _progress_bar(count, use_tqdm)
         try:
-            results = self._engine.generate(requests, (lambda _: bar.update(1)) if bar else None)
+            results = self._engine.generate(
+                requests, (lambda finished: bar.update(len(finished))) if bar else None
+            )
         finally:
             if bar is not None:
                 bar.close()
@@ -178,12 +181,9 @@ class LLM:
                     prompt.text,
                     result,
                     sampling.logprobs,
-                    self._token_text,
+                    self._engine.token_text,
                     lora,
                 )
             )
             self._next_request_id += 1
         return outputs
-
-    def _token_text(self, token: int) -> str:
-        return self._engine.detokenize([token])

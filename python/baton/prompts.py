@@ -23,6 +23,9 @@ def prompts_of(prompts: Union[PromptType, Sequence[PromptType]]) -> List[Prompt]
     items = [prompts] if isinstance(prompts, (str, dict)) else list(prompts)
     result = []
     for item in items:
+        if isinstance(item, dict) and not set(item) <= {"prompt", "prompt_token_ids"}:
+            unknown = sorted(set(item) - {"prompt", "prompt_token_ids"})
+            raise ValueError(f"prompt fields {unknown} are not supported by Baton")
         if isinstance(item, str):
             result.append(Prompt(text=item))
         elif isinstance(item, dict) and "prompt_token_ids" in item:

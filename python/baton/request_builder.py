@@ -46,7 +46,8 @@ class RequestBuilder:
         request.params = sampling._to_baton(self._seeds.getrandbits(63), self._context_size)
         if lora is not None:
             request.params.lora = self.adapter_name(lora)
-        request.priority = priority
+        # vLLM handles lower priority values first; Baton's scheduler takes higher ones first.
+        request.priority = -priority
         return request
 
     def adapter_name(self, lora: LoRARequest) -> str:

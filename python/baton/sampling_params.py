@@ -63,10 +63,32 @@ class SamplingParams:
     """How to sample one request's completions, with vLLM's names and defaults.
 
     Differences from vLLM: ``repetition_penalty`` looks at the prompt and every generated token as
-    vLLM's does; ``seed=None`` draws the request's seed from the ``LLM``'s own seed, so a program
+    vLLM's does; ``seed=None`` draws the request's seed from the engine's own seed, so a program
     gives the same output on every run; beam search is ``use_beam_search=True`` with
-    ``best_of`` (or ``n``) beams, as in vLLM before 0.6.3, or ``LLM.beam_search``.
+    ``best_of`` (or ``n``) beams, as in vLLM before 0.6.3, or ``LLM.beam_search``. Fields are
+    checked again when a request is made, so values changed after construction are too; an
+    attribute that is not a field cannot be set.
     """
+
+    __slots__ = (
+        "n",
+        "best_of",
+        "presence_penalty",
+        "frequency_penalty",
+        "repetition_penalty",
+        "temperature",
+        "top_p",
+        "top_k",
+        "min_p",
+        "seed",
+        "stop",
+        "stop_token_ids",
+        "ignore_eos",
+        "max_tokens",
+        "logprobs",
+        "use_beam_search",
+        "length_penalty",
+    )
 
     def __init__(
         self,
@@ -90,31 +112,6 @@ class SamplingParams:
         **unsupported: Any,
     ) -> None:
         _refuse_unsupported("SamplingParams", unsupported)
-        owner = "SamplingParams"
-        _check_int(owner, "n", n, 1)
-        if best_of is not None:
-            _check_int(owner, "best_of", best_of, n)
-        _check_number(owner, "presence_penalty", presence_penalty, -2.0, 2.0)
-        _check_number(owner, "frequency_penalty", frequency_penalty, -2.0, 2.0)
-        _check_number(owner, "repetition_penalty", repetition_penalty, 1e-6, float("inf"))
-        _check_number(owner, "temperature", temperature, 0.0, float("inf"))
-        _check_number(owner, "top_p", top_p, 1e-9, 1.0)
-        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < -1:
-            raise ValueError(f"{owner}: top_k must be -1 (off) or an integer >= 0, got {top_k!r}")
-        _check_number(owner, "min_p", min_p, 0.0, 1.0)
-        if seed is not None:
-            _check_int(owner, "seed", seed, 0)
-        if max_tokens is not None:
-            _check_int(owner, "max_tokens", max_tokens, 1)
-        if logprobs is not None:
-            _check_int(owner, "logprobs", logprobs, 0)
-            if logprobs > MAX_LOGPROBS:
-                raise ValueError(
-                    f"{owner}: logprobs {logprobs} is above Baton's maximum of {MAX_LOGPROBS}"
-                )
-        _check_number(owner, "length_penalty", length_penalty, -float("inf"), float("inf"))
-        if isinstance(stop, str):
-            stop = [stop]
         self.n = n
         self.best_of = best_of
         self.presence_penalty = presence_penalty
@@ -125,23 +122,77 @@ class SamplingParams:
         self.top_k = top_k
         self.min_p = min_p
         self.seed = seed
-        self.stop: List[str] = list(stop or [])
+        self.stop: List[str] = [stop] if isinstance(stop, str) else list(stop or [])
         self.stop_token_ids: List[int] = list(stop_token_ids or [])
         self.ignore_eos = ignore_eos
         self.max_tokens = max_tokens
         self.logprobs = logprobs
         self.use_beam_search = use_beam_search
         self.length_penalty = length_penalty
+        self._verify()
+
+    def _verify(self) -> None:
+        owner = "SamplingParams"
+        _check_int(owner, "n", self.n, 1)
+        if self.best_of is not None:
+            _check_int(owner, "best_of", self.best_of, self.n)
+        _check_number(owner, "presence_penalty", self.presence_penalty, -2.0, 2.0)
+        _check_number(owner, "frequency_penalty", self.frequency_penalty, -2.0, 2.0)
+        _check_number(owner, "repetition_penalty", self.repetition_penalty, 1e-6, float("inf"))
+        _check_number(owner, "temperature", self.temperature, 0.0, float("inf"))
+        _check_number(owner, "top_p", self.top_p, 1e-9, 1.0)
+        top_k = self.top_k
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < -1:
+            raise ValueError(f"{owner}: top_k must be -1 (off) or an integer >= 0, got {top_k!r}")
+        _check_number(owner, "min_p", self.min_p, 0.0, 1.0)
+        if self.min_p == 1.0:
+            raise ValueError(f"{owner}: min_p must be below 1, got {self.min_p!r}")
+        if self.seed is not None:
+            _check_int(owner, "seed", self.seed, 0)
+        if self.max_tokens is not None:
+            _check_int(owner, "max_tokens", self.max_tokens, 1)
+        if self.logprobs is not None:
+            _check_int(owner, "logprobs", self.logprobs, 0)
+            if self.logprobs > MAX_LOGPROBS:
+                raise ValueError(
+                    f"{owner}: logprobs {self.logprobs} is above Baton's maximum of {MAX_LOGPROBS}"
+                )
+        _check_number(owner, "length_penalty", self.length_penalty, -float("inf"), float("inf"))
+        if self.use_beam_search:
+            self._verify_beam_search()
+        elif self.length_penalty != 1.0:
+            raise ValueError(f"{owner}: length_penalty only applies with use_beam_search=True")
+
+    def _verify_beam_search(self) -> None:
+        """vLLM's rules for beam search, which is deterministic and takes no sampling settings."""
+        sampling_defaults = {
+            "temperature": 0.0,
+            "top_p": 1.0,
+            "top_k": -1,
+            "min_p": 0.0,
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            "repetition_penalty": 1.0,
+            "seed": None,
+        }
+        for name, default in sampling_defaults.items():
+            value = getattr(self, name)
+            if value != default and not (name == "top_k" and value == 0):
+                raise ValueError(
+                    f"SamplingParams: {name} must be {default!r} with use_beam_search=True, "
+                    f"got {value!r}"
+                )
 
     def clone(self) -> "SamplingParams":
         return copy.deepcopy(self)
 
     def __repr__(self) -> str:
-        fields = ", ".join(f"{k}={v!r}" for k, v in vars(self).items())
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
         return f"SamplingParams({fields})"
 
     def _to_baton(self, seed: int, context_size: int) -> "_baton.GenerationParams":
         """Baton's parameters for one request; ``seed`` stands in when the user gave none."""
+        self._verify()
         params = _baton.GenerationParams()
         sampling = params.sampling
         sampling.temperature = float(self.temperature)
@@ -156,8 +207,8 @@ class SamplingParams:
         params.sampling = sampling
         params.max_tokens = self.max_tokens if self.max_tokens is not None else context_size
         params.ignore_eos = bool(self.ignore_eos)
-        params.stop = self.stop
-        params.stop_token_ids = self.stop_token_ids
+        params.stop = list(self.stop)
+        params.stop_token_ids = list(self.stop_token_ids)
         params.n = self.n
         # vLLM's logprobs=0 still reports the chosen token's; Baton reports it beside at least
         # one alternative, which the output then leaves out.

@@ -32,7 +32,6 @@ void bind_options(py::module_& m) {
       .def_readwrite("prefix_caching", &LLMOptions::prefix_caching)
       .def_readwrite("kv_cache_dtype", &LLMOptions::kv_cache_dtype)
       .def_readwrite("repack_weights", &LLMOptions::repack_weights)
-      .def_readwrite("lora", &LLMOptions::lora)
       .def_readwrite("max_loras", &LLMOptions::max_loras)
       .def_readwrite("max_lora_rank", &LLMOptions::max_lora_rank)
       .def_readwrite("lora_dtype", &LLMOptions::lora_dtype)
@@ -54,8 +53,6 @@ void bind_options(py::module_& m) {
       .def(py::init<>())
       .def_readwrite("sampling", &GenerationParams::sampling)
       .def_readwrite("max_tokens", &GenerationParams::max_tokens)
-      .def_readwrite("add_special", &GenerationParams::add_special)
-      .def_readwrite("parse_special", &GenerationParams::parse_special)
       .def_readwrite("ignore_eos", &GenerationParams::ignore_eos)
       .def_readwrite("stop", &GenerationParams::stop)
       .def_readwrite("stop_token_ids", &GenerationParams::stop_token_ids)
@@ -65,8 +62,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("use_beam_search", &GenerationParams::use_beam_search)
       .def_readwrite("beam_width", &GenerationParams::beam_width)
       .def_readwrite("length_penalty", &GenerationParams::length_penalty)
-      .def_readwrite("lora", &GenerationParams::lora)
-      .def_readwrite("expected_tokens", &GenerationParams::expected_tokens);
+      .def_readwrite("lora", &GenerationParams::lora);
 
   py::class_<Request>(m, "Request")
       .def(py::init<>())

@@ -41,6 +41,14 @@ def test_the_vllm_example_runs_unchanged_but_for_the_import_and_the_model(demo_m
     assert "Processed prompts" in capsys.readouterr().err  # the tqdm bar
 
 
+def test_the_examples_prompts_give_baton_runs_greedy_text(llm, demo_model):
+    # One prompt a call, as `baton run` has: the f16 model's kernels change with the batch size
+    # on AVX-512 hosts (conftest.demo_model_f32), which can flip a near-tie.
+    for prompt in ["Funniest joke ever:", "The capital of France is", "The future of AI is"]:
+        output = llm.generate(prompt, SamplingParams(temperature=0, max_tokens=48))[0]
+        assert prompt + output.outputs[0].text + "\n" == baton_run(demo_model, prompt, 48)
+
+
 def test_greedy_text_equals_baton_run(llm_f32, demo_model_f32):
     prompts = PROMPTS[:3]
     outputs = llm_f32.generate(prompts, SamplingParams(temperature=0, max_tokens=24))
@@ -170,3 +178,55 @@ def test_a_lora_request_loads_its_adapter_on_first_use(demo_model):
     assert with_adapter.outputs[0].lora_request == devil
     with pytest.raises(ValueError, match="taken by"):
         llm.generate("A", params, lora_request=LoRARequest("devil", 2, "/elsewhere.gguf"))
+
+
+def test_each_sampling_setting_reaches_the_engine(llm):
+    def tokens(**settings):
+        params = SamplingParams(max_tokens=24, **{"temperature": 0, **settings})
+        return llm.generate("And God said", params, use_tqdm=False)[0].outputs[0]
+
+    greedy = tokens()
+    for setting in (
+        {"repetition_penalty": 1.8},
+        {"presence_penalty": 2.0},
+        {"frequency_penalty": 2.0},
+        {"temperature": 1.5, "seed": 1},
+        {"temperature": 1.5, "seed": 1, "top_k": 1},
+    ):
+        changed = tokens(**setting).token_ids != greedy.token_ids
+        assert changed == ("top_k" not in setting), setting  # top_k=1 is greedy again
+    sampled = tokens(temperature=1.5, seed=1).token_ids
+    assert tokens(temperature=1.5, seed=1, min_p=0.5).token_ids != sampled
+    assert tokens(temperature=1.5, seed=1, top_p=1e-6).token_ids == greedy.token_ids
+    stop_at = greedy.token_ids[5]
+    stopped = tokens(stop_token_ids=[stop_at])
+    assert stopped.finish_reason == "stop"
+    assert stopped.token_ids == greedy.token_ids[: greedy.token_ids.index(stop_at) + 1]
+    # Sampled continuations of "Amen" of which some end with EOS; with ignore_eos none does.
+    seeds = [SamplingParams(temperature=1.0, seed=s, max_tokens=200) for s in range(32)]
+    ended = llm.generate(["Amen"] * 32, seeds, use_tqdm=False)
+    assert any(o.outputs[0].finish_reason == "stop" for o in ended)
+    for p in seeds:
+        p.ignore_eos = True
+    kept = llm.generate(["Amen"] * 32, seeds, use_tqdm=False)
+    assert all(len(o.outputs[0].token_ids) == 200 for o in kept)
+
+
+def test_lower_priority_values_run_first_as_in_vllm(demo_model_f32):
+    llm = LLM(str(demo_model_f32), threads=2, max_num_seqs=1, scheduling_policy="priority")
+    params = SamplingParams(temperature=0, max_tokens=8)
+    outputs = llm.generate(PROMPTS[:3], params, priority=[2, 0, 1], use_tqdm=False)
+    finish_order = sorted(range(3), key=lambda i: outputs[i].metrics.e2e_seconds)
+    assert finish_order == [1, 2, 0]
+
+
+def test_text_of_byte_tokens_decodes_with_replacement_characters(llm):
+    tokenizer = llm.get_tokenizer()
+    ids = tokenizer.encode("\u20ac", add_special_tokens=False)  # not in the vocabulary
+    byte_tokens = ids[-3:]  # its three UTF-8 bytes, after the word-start token
+    assert tokenizer.decode(ids) == "\u20ac"
+    assert tokenizer.decode(byte_tokens[:1]) == "\ufffd"
+    assert tokenizer.decode(byte_tokens[:2]) == "\ufffd"  # one, for the unfinished character
+    params = SamplingParams(temperature=0, max_tokens=4, logprobs=20)
+    completion = llm.generate("\u20ac", params, use_tqdm=False)[0].outputs[0]
+    assert all(isinstance(p.decoded_token, str) for pos in completion.logprobs for p in pos.values())

@@ -5,6 +5,7 @@ import asyncio
 
 import pytest
 
+import baton
 from baton import LLM, AsyncLLM, SamplingParams
 from conftest import PROMPTS
 
@@ -129,3 +130,32 @@ def test_a_request_id_in_use_is_refused(engine):
             await first.aclose()
 
     asyncio.run(twice())
+
+
+def test_a_refused_request_raises_in_its_stream_and_the_others_go_on(engine):
+    async def oversized():
+        params = SamplingParams(max_tokens=4)
+        with pytest.raises(baton.InvalidArgumentError, match="the context holds"):
+            await collect(engine, "light " * 400, params)
+        return await collect(engine, "Amen", params)
+
+    assert asyncio.run(oversized())[-1].finished
+
+
+def test_shutdown_ends_live_streams_and_later_aborts_do_nothing(demo_model):
+    llm = AsyncLLM(str(demo_model), threads=2)
+
+    async def shut_down_mid_stream():
+        params = SamplingParams(temperature=0, max_tokens=200, ignore_eos=True)
+        stream = llm.generate("In the beginning", params, "live")
+        first = await stream.__anext__()
+        llm.shutdown()
+        rest = [output async for output in stream]
+        await llm.abort("live")
+        return first, rest
+
+    first, rest = asyncio.run(shut_down_mid_stream())
+    assert not first.finished
+    assert rest[-1].finished and rest[-1].outputs[0].finish_reason == "abort"
+    with pytest.raises(baton.InvalidArgumentError, match="shut down"):
+        llm.stats()

@@ -29,8 +29,8 @@ def test_a_python_thread_makes_progress_during_a_long_generate(demo_model):
     finally:
         stop.set()
         counter.join()
-    # A thread held off by the GIL would tick only at the interpreter's switch points, a few
-    # hundred times a second at most; running freely it ticks millions of times.
+    # Were the GIL held through the C++ call, the counting thread could not run at all until it
+    # returned; running freely it ticks millions of times a second.
     assert during > 100_000, f"the counting thread ticked only {during} times"
 
 
@@ -56,3 +56,23 @@ def test_threads_with_their_own_event_loops_share_one_async_engine(demo_model_f3
             t.join()
     for i in range(4):
         assert results[i].outputs[0].token_ids == expected[i].outputs[0].token_ids
+
+
+def test_calls_from_two_threads_take_turns_on_one_llm(demo_model_f32):
+    llm = LLM(str(demo_model_f32), threads=2)
+    params = SamplingParams(temperature=0, max_tokens=16)
+    expected = [o.outputs[0].token_ids for o in llm.generate(PROMPTS, params, use_tqdm=False)]
+    results = {}
+
+    def worker(half):
+        prompts = PROMPTS[half * 8 : half * 8 + 8]
+        results[half] = llm.generate(prompts, params, use_tqdm=False)
+
+    threads = [threading.Thread(target=worker, args=(half,)) for half in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    got = [o.outputs[0].token_ids for half in (0, 1) for o in results[half]]
+    assert got == expected
+    assert llm.stats().kv_blocks_used == 0

@@ -96,19 +96,24 @@ TEST_F(EngineBatching, ChunkedPrefillOfALonePromptKeepsItsOutput) {
   EXPECT_EQ(a.tokens, whole.generate(prompt, greedy(16)).tokens);
 }
 
-// The progress callback of a batch hears of each request once, when its output is complete:
-// a request asking for one token finishes before those asking for thirty-two.
-TEST_F(EngineBatching, TheFinishedCallbackNamesEachRequestOnceAsItFinishes) {
+// The step callback of a batch runs after every step and hears of each request once, when its
+// output is complete: a request asking for one token finishes before those asking for 32.
+TEST_F(EngineBatching, TheStepCallbackNamesEachRequestOnceAsItFinishes) {
   LLM llm(options());
   std::vector<Request> requests;
   for (const std::string& p : kPrompts) requests.push_back({p, greedy(32)});
   requests[5].params.max_tokens = 1;
   std::vector<size_t> order;
-  const auto outputs = llm.generate(requests, [&](size_t index) { order.push_back(index); });
+  int64_t calls = 0;
+  const auto outputs = llm.generate(requests, [&](const std::vector<size_t>& finished) {
+    ++calls;
+    order.insert(order.end(), finished.begin(), finished.end());
+  });
   ASSERT_EQ(order.size(), kPrompts.size());
   EXPECT_EQ(std::set<size_t>(order.begin(), order.end()).size(), kPrompts.size());
   EXPECT_EQ(order.front(), 5u);
   EXPECT_EQ(outputs[5].tokens.size(), 1u);
+  EXPECT_EQ(calls, llm.stats().steps);
 }
 
 // One request at a time (max_seqs 1), four arriving together with their lengths as the client's

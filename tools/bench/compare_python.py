@@ -42,7 +42,7 @@ def prompts(count):
     return [verses[i % len(verses)] for i in range(count)]
 
 
-def run_batch(args, spec_path, requests_path):
+def run_batch(args, requests_path):
     result = subprocess.run(
         [args.baton, "batch", "-m", args.model, "-t", str(args.t), "--input", requests_path,
          "--output", os.devnull],
@@ -89,7 +89,7 @@ def main():
         print(f"{'round':>5} {'baton batch tok/s':>18} {'LLM.generate tok/s':>19} {'ratio':>6}")
         ratios = []
         for round_number in range(1, args.rounds + 1):
-            batch = run_batch(args, spec_path, requests_path)
+            batch = run_batch(args, requests_path)
             python = run_python(args, spec_path)
             ratios.append(python / batch)
             print(f"{round_number:>5} {batch:>18.1f} {python:>19.1f} {ratios[-1]:>6.3f}")
