@@ -56,6 +56,8 @@ TEST_P(CpuLora, MatchesReference) {
   }
 }
 
+// The prefill chunk is large enough for the kernel's parallel region; the others run on the
+// calling thread.
 INSTANTIATE_TEST_SUITE_P(
     Shapes, CpuLora,
     ::testing::Combine(::testing::Values(LoraCase{1, 64, 48, 1, 4},      // one decode token
