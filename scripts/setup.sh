@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs Baton's build and test dependencies from Debian's packages (only those missing),
 # then configures and builds into build/. Usage: scripts/setup.sh [extra cmake -D flags], or
-# scripts/setup.sh --deps-only to install only what a build needs and stop (for `pip install .`).
+# scripts/setup.sh --deps-only to install only what a build needs and stop (for `pip install .`),
+# or --fuzz-deps for that plus clang and its libFuzzer (scripts/fuzz.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,10 @@ packages=(
 )
 # What the full build and its test suite add: GoogleTest, hipcc for the ROCm plugin, qemu for
 # the emulated-CPU tests, chromium for the playground test.
-if [ "${1:-}" != "--deps-only" ]; then
+# Debian 12's clang is clang 14, whose libFuzzer is in libclang-rt-14-dev.
+if [ "${1:-}" = "--fuzz-deps" ]; then
+  packages+=(clang libclang-rt-14-dev)
+elif [ "${1:-}" != "--deps-only" ]; then
   packages+=(
     libgtest-dev libgmock-dev qemu-user
     hipcc libamdhip64-dev
@@ -33,7 +37,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if [ "${1:-}" = "--deps-only" ]; then
+if [ "${1:-}" = "--deps-only" ] || [ "${1:-}" = "--fuzz-deps" ]; then
   exit 0
 fi
 

@@ -1,6 +1,7 @@
 // Expression evaluation with Python's semantics for operators, attribute and item access.
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -91,7 +92,36 @@ Value slice(const Value& object, const Value& start_v, const Value& stop_v, cons
                   "' and '" + type_name(b) + "'");
 }
 
+// Python's integers do not overflow; a template's arithmetic that would leave int64 is refused
+// rather than wrapped (or left undefined).
+void refuse_overflow(bool overflowed, const char* op) {
+  if (overflowed) throw EvalError(std::string("integer overflow in ") + op);
+}
+
+// base ** exponent (exponent >= 0) by repeated squaring, in as many steps as the exponent has
+// bits. Squaring |base| >= 2 overflows only when the result would too, as the exponent's
+// remaining bits multiply at least that square in.
+int64_t int_power(int64_t base, int64_t exponent) {
+  int64_t result = 1;
+  while (exponent > 0) {
+    if (exponent & 1) refuse_overflow(__builtin_mul_overflow(result, base, &result), "**");
+    exponent >>= 1;
+    if (exponent > 0) refuse_overflow(__builtin_mul_overflow(base, base, &base), "**");
+  }
+  return result;
+}
+
+// What `text * n` or `list * n` may build: a chat prompt is far smaller, and a template that
+// asks for more would only exhaust memory.
+constexpr int64_t kMaxRepeatedItems = int64_t{1} << 24;
+
 Value repeat(const Value& sequence, int64_t times) {
+  const int64_t unit = sequence.is_string() ? static_cast<int64_t>(sequence.as_string().size())
+                                            : static_cast<int64_t>(sequence.as_list().size());
+  if (times > 0 && unit > 0 && times > kMaxRepeatedItems / unit) {
+    throw EvalError("repetition too big (more than " + std::to_string(kMaxRepeatedItems) +
+                    " characters or items)");
+  }
   if (sequence.is_string()) {
     std::string out;
     for (int64_t i = 0; i < times; ++i) out += sequence.as_string();
@@ -111,7 +141,12 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
   const bool numbers = a.is_number() && b.is_number();
   switch (op) {
     case BinaryOp::kAdd:
-      if (ints) return a.as_int() + b.as_int();
+      if (ints) {
+        int64_t sum;
+        const bool overflowed = __builtin_add_overflow(a.as_int(), b.as_int(), &sum);
+        refuse_overflow(overflowed, "+");
+        return sum;
+      }
       if (numbers) return a.as_float() + b.as_float();
       if (a.is_string() && b.is_string()) return a.as_string() + b.as_string();
       if (a.is_list() && b.is_list()) {
@@ -121,11 +156,21 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
       }
       unsupported("+", a, b);
     case BinaryOp::kSub:
-      if (ints) return a.as_int() - b.as_int();
+      if (ints) {
+        int64_t difference;
+        const bool overflowed = __builtin_sub_overflow(a.as_int(), b.as_int(), &difference);
+        refuse_overflow(overflowed, "-");
+        return difference;
+      }
       if (numbers) return a.as_float() - b.as_float();
       unsupported("-", a, b);
     case BinaryOp::kMul:
-      if (ints) return a.as_int() * b.as_int();
+      if (ints) {
+        int64_t product;
+        const bool overflowed = __builtin_mul_overflow(a.as_int(), b.as_int(), &product);
+        refuse_overflow(overflowed, "*");
+        return product;
+      }
       if (numbers) return a.as_float() * b.as_float();
       if ((a.is_string() || a.is_list()) && b.is_int()) return repeat(a, b.as_int());
       if (a.is_int() && (b.is_string() || b.is_list())) return repeat(b, a.as_int());
@@ -142,6 +187,7 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
       if (ints) {
         const int64_t x = a.as_int();
         const int64_t y = b.as_int();
+        refuse_overflow(x == INT64_MIN && y == -1, op == BinaryOp::kMod ? "%" : "//");
         int64_t q = x / y;
         int64_t r = x % y;
         if (r != 0 && ((r < 0) != (y < 0))) {
@@ -159,9 +205,7 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
     case BinaryOp::kPow:
       if (!numbers) unsupported("**", a, b);
       if (ints && b.as_int() >= 0) {
-        int64_t result = 1;
-        for (int64_t i = 0; i < b.as_int(); ++i) result *= a.as_int();
-        return result;
+        return int_power(a.as_int(), b.as_int());
       }
       return std::pow(a.as_float(), b.as_float());
     default:
@@ -202,7 +246,11 @@ Value unary(UnaryOp op, const Value& v) {
                     ": '" + type_name(v) + "'");
   }
   if (op == UnaryOp::kPos) return v.is_int() ? Value(v.as_int()) : v;
-  return v.is_int() ? Value(-v.as_int()) : Value(-v.as_float());
+  if (v.is_int()) {
+    refuse_overflow(v.as_int() == INT64_MIN, "unary -");
+    return -v.as_int();
+  }
+  return -v.as_float();
 }
 
 }  // namespace

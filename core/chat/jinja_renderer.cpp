@@ -40,6 +40,19 @@ class Macro : public Callable {
   std::weak_ptr<Scope> closure_;
 };
 
+// Lists and dicts are immutable, so only a namespace can come to contain itself, and only
+// through one of its attributes. Such a cycle would recurse without end when printed and keep
+// itself alive.
+bool holds_a_namespace(const Value& v) {
+  if (v.is_namespace()) return true;
+  if (v.is_list()) return std::ranges::any_of(v.as_list(), holds_a_namespace);
+  if (v.is_dict()) {
+    return std::ranges::any_of(
+        v.as_dict().items(), [](const Dict::Item& item) { return holds_a_namespace(item.second); });
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string render(const Body& body, const Dict& globals) {
@@ -208,6 +221,10 @@ void Renderer::exec_set(const SetStmt& set) {
   if (!target.is_namespace()) {
     throw EvalError("cannot set attribute '" + set.attribute + "' of '" + set.targets[0] +
                     "', which is a " + type_name(target) + ", not a namespace()");
+  }
+  if (holds_a_namespace(value)) {
+    throw EvalError("cannot set attribute '" + set.attribute + "' of '" + set.targets[0] +
+                    "' to a value holding a namespace(): namespaces do not nest here");
   }
   target.as_namespace().attributes.set(set.attribute, std::move(value));
 }

@@ -526,8 +526,9 @@ void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
       deferred_sample_aborts_.emplace_back(id, sample);
       continue;
     }
-    std::erase_if(updates,
-                  [&](const SequenceUpdate& u) { return u.id == id && u.sample == sample; });
+    std::erase_if(updates, [id = id, sample = sample](const SequenceUpdate& u) {
+      return u.id == id && u.sample == sample;
+    });
     abort_sample(id, sample);
   }
 }

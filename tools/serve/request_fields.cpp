@@ -9,7 +9,8 @@ nlohmann::json parse_json_body(const std::string& body) {
   nlohmann::json json;
   try {
     json = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // Not only syntax errors: a number beyond a double's range is out_of_range.
     throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
   }
   if (!json.is_object()) throw ApiError(400, "the request body must be a JSON object");

@@ -66,6 +66,18 @@ TEST(ChatTemplateErrors, RuntimeTypeErrorsNameTheLine) {
   EXPECT_TRUE(
       contains(render_error("{% for x in 5 %}{% endfor %}"), "'int' object is not iterable"));
   EXPECT_TRUE(contains(render_error("{% set a = 1 %}{% set a.b = 2 %}"), "not a namespace()"));
+  // Found by tests/fuzz: integer arithmetic beyond int64 (undefined behaviour before), and
+  // repetitions that would exhaust memory.
+  EXPECT_TRUE(contains(render_error("{{ 7577 ** 7 ** 2 }}"), "integer overflow in **"));
+  EXPECT_TRUE(contains(render_error("{{ 9223372036854775807 + 1 }}"), "integer overflow in +"));
+  EXPECT_TRUE(contains(render_error("{{ -9223372036854775807 - 2 }}"), "integer overflow in -"));
+  EXPECT_TRUE(contains(render_error("{{ 4294967296 * 4294967296 }}"), "integer overflow in *"));
+  EXPECT_TRUE(contains(render_error("{{ 'ab' * 100000000 }}"), "repetition too big"));
+  // Found by tests/fuzz: a namespace holding itself printed without end.
+  EXPECT_TRUE(contains(render_error("{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}"),
+                       "namespaces do not nest here"));
+  EXPECT_TRUE(contains(render_error("{% set ns = namespace() %}{% set ns.me = [{'a': ns}] %}"),
+                       "namespaces do not nest here"));
   EXPECT_TRUE(contains(render_error("{{ x | tojson }}"),
                        "Object of type undefined is not JSON serializable"));
   EXPECT_TRUE(contains(render_error("{{ range(1000000) | length }}"), "range() is too big"));

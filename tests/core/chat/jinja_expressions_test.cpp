@@ -39,6 +39,9 @@ TEST(JinjaOperators, Arithmetic) {
       render("{{ 1 + 2 }} {{ 7 // 2 }} {{ 7 % 3 }} {{ 2 * 3 - 1 }} {{ 2 ** 10 }} {{ 1.5 + 1 }}"),
       "3 3 1 5 1024 2.5");
   EXPECT_EQ(render("{{ 10 / 4 }} {{ 10 / 5 }} {{ 2 ** -1 }} {{ 1 + true }}"), "2.5 2.0 0.5 2");
+  // Integer powers by squaring: exact up to int64's ends, and quick for any exponent.
+  EXPECT_EQ(render("{{ (-1) ** 1000000000001 }} {{ 3 ** 39 }} {{ (-2) ** 63 }} {{ 0 ** 0 }}"),
+            "-1 4052555153018976267 -9223372036854775808 1");
 }
 
 TEST(JinjaOperators, FloorDivisionAndModuloFollowPython) {
