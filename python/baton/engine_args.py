@@ -8,6 +8,7 @@ from dataclasses import dataclass, fields
 from typing import Any, Dict, Optional, Union
 
 from . import _baton
+from .unsupported import refuse_unsupported
 
 # vLLM engine arguments Baton does not implement, with the value that asks for nothing.
 _UNSUPPORTED_DEFAULTS = {
@@ -46,15 +47,6 @@ _WHERE_INSTEAD = {
 
 # vLLM's KV cache type names and the Baton type each means.
 _KV_CACHE_DTYPES = {"auto": "f32", "fp8": "fp8_e4m3"}
-
-
-def refuse_unsupported(owner: str, arguments: dict) -> None:
-    for name, value in arguments.items():
-        if name not in _UNSUPPORTED_DEFAULTS:
-            raise ValueError(f"{owner}: unknown argument '{name}'")
-        if value != _UNSUPPORTED_DEFAULTS[name]:
-            hint = _WHERE_INSTEAD.get(name, "see docs/python.md")
-            raise ValueError(f"{owner}: '{name}' is not supported by Baton: {hint}")
 
 
 @dataclass
@@ -97,7 +89,8 @@ class EngineArgs:
 def engine_args(owner: str, arguments: Dict[str, Any]) -> EngineArgs:
     """The arguments as EngineArgs; refuses unknown ones and unsupported vLLM ones."""
     known = {f.name for f in fields(EngineArgs)}
-    refuse_unsupported(owner, {k: v for k, v in arguments.items() if k not in known})
+    unknown = {k: v for k, v in arguments.items() if k not in known}
+    refuse_unsupported(owner, unknown, _UNSUPPORTED_DEFAULTS, "argument", _WHERE_INSTEAD)
     return EngineArgs(**{k: v for k, v in arguments.items() if k in known})
 
 

@@ -12,6 +12,7 @@ import copy
 from typing import Any, List, Optional, Sequence, Union
 
 from . import _baton
+from .unsupported import refuse_unsupported
 
 # vLLM fields Baton does not implement, with the default value that asks for nothing.
 _UNSUPPORTED_DEFAULTS = {
@@ -34,17 +35,6 @@ _UNSUPPORTED_DEFAULTS = {
 
 # Baton reports at most this many alternatives per token (GenerationParams::logprobs).
 MAX_LOGPROBS = 20
-
-
-def _refuse_unsupported(owner: str, fields: dict) -> None:
-    for name, value in fields.items():
-        if name not in _UNSUPPORTED_DEFAULTS:
-            raise ValueError(f"{owner}: unknown field '{name}'")
-        if value != _UNSUPPORTED_DEFAULTS[name]:
-            raise ValueError(
-                f"{owner}: '{name}' is not supported by Baton (only its default, "
-                f"{_UNSUPPORTED_DEFAULTS[name]!r}, is accepted); see docs/python.md"
-            )
 
 
 def _check_int(owner: str, name: str, value: Any, minimum: int) -> None:
@@ -111,7 +101,7 @@ class SamplingParams:
         length_penalty: float = 1.0,
         **unsupported: Any,
     ) -> None:
-        _refuse_unsupported("SamplingParams", unsupported)
+        refuse_unsupported("SamplingParams", unsupported, _UNSUPPORTED_DEFAULTS, "field")
         self.n = n
         self.best_of = best_of
         self.presence_penalty = presence_penalty
@@ -234,7 +224,7 @@ class BeamSearchParams:
         length_penalty: float = 1.0,
         **unsupported: Any,
     ) -> None:
-        _refuse_unsupported("BeamSearchParams", unsupported)
+        refuse_unsupported("BeamSearchParams", unsupported, _UNSUPPORTED_DEFAULTS, "field")
         _check_int("BeamSearchParams", "beam_width", beam_width, 1)
         _check_int("BeamSearchParams", "max_tokens", max_tokens, 1)
         if temperature != 0.0:

@@ -2,7 +2,11 @@
 several threads can each drive their own event loop against one AsyncLLM."""
 
 import asyncio
+import os
+import signal
 import threading
+
+import pytest
 
 from baton import LLM, AsyncLLM, SamplingParams
 from conftest import PROMPTS
@@ -76,3 +80,28 @@ def test_calls_from_two_threads_take_turns_on_one_llm(demo_model_f32):
     got = [o.outputs[0].token_ids for half in (0, 1) for o in results[half]]
     assert got == expected
     assert llm.stats().kv_blocks_used == 0
+
+
+def test_a_signal_during_generate_stops_the_batch_between_steps(demo_model):
+    # Ctrl-C's path: the binding runs Python's signal handlers after each engine step, and the
+    # exception a handler raises aborts the batch. SIGUSR1 stands in for SIGINT, whose
+    # KeyboardInterrupt would stop pytest itself.
+    class Interrupted(Exception):
+        pass
+
+    def interrupt(signum, frame):
+        raise Interrupted
+
+    llm = LLM(str(demo_model), threads=1)
+    params = SamplingParams(temperature=0, max_tokens=200, ignore_eos=True)
+    previous = signal.signal(signal.SIGUSR1, interrupt)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1))
+    try:
+        timer.start()
+        with pytest.raises(Interrupted):
+            llm.generate(PROMPTS * 4, params, use_tqdm=False)
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGUSR1, previous)
+    assert llm.stats().kv_blocks_used == 0
+    assert llm.generate("Amen", SamplingParams(max_tokens=2), use_tqdm=False)[0].outputs

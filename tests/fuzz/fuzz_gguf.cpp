@@ -35,6 +35,14 @@ class MemoryFile {
   int fd_;
 };
 
+// One backend for the whole run: making one per input would measure its start-up, not the
+// loader.
+baton::Backend& cpu_backend() {
+  static const std::unique_ptr<baton::Backend> cpu =
+      baton::make_cpu_backend({.threads = 1, .prepack_weights = false});
+  return *cpu;
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -43,9 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const baton::gguf::GgufFile gguf = baton::gguf::GgufFile::open(file.path());
     baton::Tokenizer::create(baton::vocabulary_from_gguf(gguf));
     baton::read_model_config(gguf);
-    const std::unique_ptr<baton::Backend> cpu =
-        baton::make_cpu_backend({.threads = 1, .prepack_weights = false});
-    baton::load_model(gguf, *cpu);
+    baton::load_model(gguf, cpu_backend());
   } catch (const baton::Error&) {
   }
   return 0;
