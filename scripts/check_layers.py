@@ -6,8 +6,9 @@ The layers, lowest first (docs/architecture.md draws them):
   0 runtime    tensor, buffer, dtype and its quantizers, graph, op schemas, backend interface,
                registry, plugin ABI, communicator (core/*.h|cpp, core/quantize/, core/comm/), and
                the plain public types
-               every layer may use (baton/error.h, baton/export.h, baton/generation.h,
-               baton/lora_options.h, baton/sampling_params.h)
+               every layer may use (baton/chat_template_limits.h, baton/error.h,
+               baton/export.h, baton/generation.h, baton/lora_options.h,
+               baton/sampling_params.h)
   1 reference  reference kernels (ops/)
   2 formats    GGUF, tokenizer, chat templates, Hugging Face import
   3 models     model families and their loading (models/)
@@ -26,7 +27,14 @@ import sys
 RUNTIME, REFERENCE, FORMATS, MODELS, SERVING, FACADE = range(6)
 NAMES = ["runtime", "reference", "formats", "models", "serving", "facade"]
 BACKEND = "backend"
-PLAIN_PUBLIC_HEADERS = {"error.h", "export.h", "generation.h", "lora_options.h", "sampling_params.h"}
+PLAIN_PUBLIC_HEADERS = {
+    "chat_template_limits.h",
+    "error.h",
+    "export.h",
+    "generation.h",
+    "lora_options.h",
+    "sampling_params.h",
+}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".hip")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

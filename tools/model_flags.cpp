@@ -54,6 +54,19 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   add_no_repack_flag(cmd, o.repack_weights);
   add_parallel_flags(cmd, o.parallel);
   add_lora_flags(cmd, o);
+  add_chat_template_limit_flags(cmd, o.chat_template_limits);
+}
+
+void add_chat_template_limit_flags(CLI::App& cmd, ChatTemplateLimits& limits) {
+  cmd.add_option("--chat-template-max-steps", limits.max_steps,
+                 "statements and expressions one chat template render may run")
+      ->capture_default_str();
+  cmd.add_option("--chat-template-max-bytes", limits.max_output_bytes,
+                 "bytes a chat template render may write, and any one string it builds")
+      ->capture_default_str();
+  cmd.add_option("--chat-template-max-depth", limits.max_depth,
+                 "nesting of a chat template's macro calls, blocks and expressions")
+      ->capture_default_str();
 }
 
 namespace {

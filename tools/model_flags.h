@@ -11,6 +11,9 @@ namespace baton::cli {
 void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype);
 // --no-repack.
 void add_no_repack_flag(CLI::App& cmd, bool& repack_weights);
+// --chat-template-max-steps, --chat-template-max-bytes, --chat-template-max-depth (in
+// add_model_flags).
+void add_chat_template_limit_flags(CLI::App& cmd, ChatTemplateLimits& limits);
 // Flags that load a model and size its engine, shared by run, batch, chat and the server.
 // -m is optional: the command then calls resolve_model.
 void add_model_flags(CLI::App& cmd, LLMOptions& options);

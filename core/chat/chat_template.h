@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "baton/chat_template_limits.h"
+
 namespace baton {
 
 // A model's chat template (GGUF `tokenizer.chat_template`, a Jinja2 template as published on
@@ -15,11 +17,13 @@ namespace baton {
 // a tojson that writes Python's json.dumps(x, ensure_ascii=False) text.
 //
 // Parse errors throw Error(ErrorCategory::kInvalidArgument) whose message names line:column and
-// what was expected. A ChatTemplate is immutable after construction: concurrent render() calls
-// are safe.
+// what was expected. A template past one of `limits` (too deeply nested to parse; a render that
+// runs too many steps, nests macro calls too deeply or builds too much text) throws the same
+// error naming the limit. A ChatTemplate is immutable after construction: concurrent render()
+// calls are safe.
 class ChatTemplate {
  public:
-  explicit ChatTemplate(std::string_view source);
+  explicit ChatTemplate(std::string_view source, const ChatTemplateLimits& limits = {});
   ~ChatTemplate();
   ChatTemplate(ChatTemplate&&) noexcept;
   ChatTemplate& operator=(ChatTemplate&&) noexcept;

@@ -257,7 +257,10 @@ Value unary(UnaryOp op, const Value& v) {
 
 Value Renderer::eval(const Expr& expr) {
   try {
-    return eval_node(expr);
+    count_step();
+    Value value = eval_node(expr);
+    check_size(value);
+    return value;
   } catch (const EvalError& e) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "chat template: error at line " + std::to_string(expr.line) + ": " + e.what());

@@ -36,6 +36,7 @@ bool is_keyword(const std::string& name) {
 }  // namespace
 
 ExprPtr Parser::parse_expression(bool with_condition) {
+  const Nesting nesting(*this, peek());
   ExprPtr expr = parse_or();
   if (!with_condition) return expr;
   while (at_name("if")) {
@@ -86,6 +87,7 @@ ExprPtr Parser::parse_and() {
 
 ExprPtr Parser::parse_not() {
   if (!at_name("not")) return parse_compare();
+  const Nesting nesting(*this, peek());
   auto node = make<UnaryExpr>(next());
   node->op = UnaryOp::kNot;
   node->operand = parse_not();
@@ -173,6 +175,7 @@ ExprPtr Parser::parse_pow() {
 ExprPtr Parser::parse_unary(bool with_filter) {
   ExprPtr node;
   if (at_operator("-") || at_operator("+")) {
+    const Nesting nesting(*this, peek());
     auto unary = make<UnaryExpr>(peek());
     unary->op = next().text == "-" ? UnaryOp::kNeg : UnaryOp::kPos;
     unary->operand = parse_unary(false);

@@ -6,8 +6,8 @@
 
 namespace baton::jinja {
 
-Body parse(std::string_view source) {
-  return Parser(tokenize(source)).parse_template();
+Body parse(std::string_view source, int max_depth) {
+  return Parser(tokenize(source), max_depth).parse_template();
 }
 
 namespace {
@@ -84,6 +84,14 @@ void Parser::fail(const Token& at, const std::string& expected) const {
   syntax_error(at.line, at.column, "expected " + expected + ", got " + describe(at));
 }
 
+Parser::Nesting::Nesting(Parser& parser, const Token& at) : parser_(parser) {
+  if (++parser_.depth_ > parser_.max_depth_) {
+    syntax_error(at.line, at.column,
+                 "blocks and expressions nested deeper than " + std::to_string(parser_.max_depth_) +
+                     " levels (the chat template depth limit)");
+  }
+}
+
 Body Parser::parse_template() {
   return parse_body({}, peek());
 }
@@ -132,6 +140,7 @@ Body Parser::parse_body(const std::vector<std::string_view>& end_tags, const Tok
 
 StmtPtr Parser::parse_statement(const std::vector<std::string_view>& end_tags) {
   const Token& tag = peek();
+  const Nesting nesting(*this, tag);
   if (tag.kind != TokenKind::kName) fail(tag, "a tag name");
   const std::string& name = tag.text;
   next();

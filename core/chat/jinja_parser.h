@@ -12,17 +12,31 @@ namespace baton::jinja {
 // Parses a template into statements. Throws baton::Error(kInvalidArgument) naming the line:column
 // of a syntax error and what was expected there. Unknown filters and tests are not syntax errors:
 // they are reported when evaluated, so a template whose unused branches name something Baton
-// lacks still renders.
-Body parse(std::string_view source);
+// lacks still renders. Expressions and blocks nested deeper than `max_depth` are a syntax error
+// too: the parser recurses once per level, and a template is untrusted input.
+Body parse(std::string_view source, int max_depth);
 
 // A recursive-descent parser over the lexer's tokens with Jinja's operator precedence. Statements
 // are parsed in jinja_parser.cpp, expressions in jinja_expr_parser.cpp.
 class Parser {
  public:
-  explicit Parser(std::vector<Token> tokens) : tokens_(std::move(tokens)) {}
+  Parser(std::vector<Token> tokens, int max_depth)
+      : tokens_(std::move(tokens)), max_depth_(max_depth) {}
   Body parse_template();
 
  private:
+  // One more level of nesting at `at` for as long as it lives; past max_depth a syntax error.
+  class Nesting {
+   public:
+    Nesting(Parser& parser, const Token& at);
+    ~Nesting() { --parser_.depth_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Parser& parser_;
+  };
+
   const Token& peek(size_t ahead = 0) const;
   const Token& next();
   bool at_operator(std::string_view op) const;
@@ -71,6 +85,8 @@ class Parser {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   int loop_depth_ = 0;  // for loops enclosing the current statement, for break/continue
+  int depth_ = 0;       // nested statements and expressions being parsed
+  int max_depth_ = 0;
 };
 
 }  // namespace baton::jinja

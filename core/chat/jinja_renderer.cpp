@@ -10,9 +10,6 @@ namespace baton::jinja {
 
 namespace {
 
-// Deeper macro recursion than any chat template needs is a runaway template.
-constexpr int kMaxCallDepth = 100;
-
 // A macro, or the caller() of a call block. It holds its defining scope weakly: scopes own the
 // values in them, macros included, and a strong reference would be a cycle. The renderer keeps
 // every defining scope alive until the render ends.
@@ -55,11 +52,12 @@ bool holds_a_namespace(const Value& v) {
 
 }  // namespace
 
-std::string render(const Body& body, const Dict& globals) {
-  return Renderer(globals).render(body);
+std::string render(const Body& body, const Dict& globals, const ChatTemplateLimits& limits) {
+  return Renderer(globals, limits).render(body);
 }
 
-Renderer::Renderer(const Dict& globals) : scope_(std::make_shared<Scope>()) {
+Renderer::Renderer(const Dict& globals, const ChatTemplateLimits& limits)
+    : scope_(std::make_shared<Scope>()), limits_(limits) {
   for (const auto& [name, value] : globals.items()) scope_->vars[name] = value;
 }
 
@@ -99,14 +97,41 @@ Renderer::Flow Renderer::exec(const Body& body) {
   return Flow::kNormal;
 }
 
+void Renderer::write(std::string_view text) {
+  if (static_cast<int64_t>(out_->size() + text.size()) > limits_.max_output_bytes) {
+    throw EvalError("the output grew past " + std::to_string(limits_.max_output_bytes) +
+                    " bytes (the chat template output limit)");
+  }
+  out_->append(text);
+}
+
+void Renderer::count_step() {
+  if (++steps_ > limits_.max_steps) {
+    throw EvalError("the render ran past " + std::to_string(limits_.max_steps) +
+                    " steps (the chat template step limit)");
+  }
+}
+
+void Renderer::check_size(const Value& value) const {
+  const size_t size = value.is_string() ? value.as_string().size()
+                      : value.is_list() ? value.as_list().size()
+                                        : 0;
+  if (static_cast<int64_t>(size) > limits_.max_output_bytes) {
+    throw EvalError("a value grew past " + std::to_string(limits_.max_output_bytes) +
+                    (value.is_string() ? " bytes" : " items") +
+                    " (the chat template output limit)");
+  }
+}
+
 Renderer::Flow Renderer::exec(const Stmt& stmt) {
   try {
+    count_step();
     switch (stmt.kind) {
       case Stmt::Kind::kText:
-        *out_ += static_cast<const TextStmt&>(stmt).text;
+        write(static_cast<const TextStmt&>(stmt).text);
         break;
       case Stmt::Kind::kOutput:
-        *out_ += to_str(eval(*static_cast<const OutputStmt&>(stmt).expr));
+        write(to_str(eval(*static_cast<const OutputStmt&>(stmt).expr)));
         break;
       case Stmt::Kind::kIf: {
         const auto& branch = static_cast<const IfStmt&>(stmt);
@@ -135,7 +160,7 @@ Renderer::Flow Renderer::exec(const Stmt& stmt) {
         closures_.push_back(scope_);
         const Value caller(std::shared_ptr<const Callable>(
             std::make_shared<Macro>(*this, "caller", block.caller_signature, block.body, scope_)));
-        *out_ += to_str(eval_call(static_cast<const CallExpr&>(*block.call), &caller));
+        write(to_str(eval_call(static_cast<const CallExpr&>(*block.call), &caller)));
         break;
       }
       case Stmt::Kind::kFilterBlock: {
@@ -145,7 +170,7 @@ Renderer::Flow Renderer::exec(const Stmt& stmt) {
           if (!filter->fn) throw EvalError("unknown filter '" + filter->name + "'");
           value = filter->fn(value, eval_args(filter->args));
         }
-        *out_ += to_str(value);
+        write(to_str(value));
         break;
       }
       case Stmt::Kind::kBreak:
@@ -190,6 +215,8 @@ Renderer::Flow Renderer::exec_for(const ForStmt& loop) {
   }
   const auto n = static_cast<int64_t>(items.size());
   for (int64_t i = 0; i < n; ++i) {
+    // An iteration is a step even when its body is empty, so empty nested loops are bounded too.
+    count_step();
     enter(items[static_cast<size_t>(i)]);
     Dict info;
     info.set("index", i + 1);
@@ -253,8 +280,9 @@ Value Renderer::call_macro(const std::string& name, const MacroSignature& signat
     throw EvalError("macro '" + name + "' takes not more than " + std::to_string(params.size()) +
                     " argument(s)");
   }
-  if (call_depth_ >= kMaxCallDepth) {
-    throw EvalError("macro calls nested deeper than " + std::to_string(kMaxCallDepth));
+  if (call_depth_ >= limits_.max_depth) {
+    throw EvalError("macro calls nested deeper than " + std::to_string(limits_.max_depth) +
+                    " (the chat template depth limit)");
   }
   const std::shared_ptr<Scope> saved = scope_;
   scope_ = std::make_shared<Scope>();

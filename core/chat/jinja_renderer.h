@@ -2,9 +2,11 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "baton/chat_template_limits.h"
 #include "core/chat/jinja_ast.h"
 #include "core/chat/jinja_value.h"
 
@@ -12,8 +14,8 @@ namespace baton::jinja {
 
 // Renders a parsed template with `globals` as its variables. Runtime errors throw
 // baton::Error(kInvalidArgument) naming the template line; raise_exception's message passes
-// through as "chat template: <message>".
-std::string render(const Body& body, const Dict& globals);
+// through as "chat template: <message>", and so does a render past one of `limits`.
+std::string render(const Body& body, const Dict& globals, const ChatTemplateLimits& limits);
 
 // Variables of one level of the template. As in Jinja, each for-loop iteration and each macro
 // call has its own (so `set` inside a loop body is not seen after it, which is why templates use
@@ -23,11 +25,11 @@ struct Scope {
   std::unordered_map<std::string, Value> vars;
 };
 
-// One render: the scope chain, the output being written and the macro call depth. Statements run
-// in jinja_renderer.cpp, expressions are evaluated in jinja_eval.cpp.
+// One render: the scope chain, the output being written, the macro call depth and the steps run
+// so far. Statements run in jinja_renderer.cpp, expressions are evaluated in jinja_eval.cpp.
 class Renderer {
  public:
-  explicit Renderer(const Dict& globals);
+  Renderer(const Dict& globals, const ChatTemplateLimits& limits);
   std::string render(const Body& body);
 
   // Evaluates an expression; an EvalError inside becomes a baton::Error naming expr's line.
@@ -47,6 +49,12 @@ class Renderer {
   void exec_set(const SetStmt& set);
   std::string capture(const Body& body);
   void define_macro(const std::string& name, const MacroSignature& signature, const Body& body);
+  // Appends to the output being written, within max_output_bytes.
+  void write(std::string_view text);
+  // Counts one statement or expression against max_steps.
+  void count_step();
+  // A string or list longer than max_output_bytes is refused as soon as it is built.
+  void check_size(const Value& value) const;
 
   Value lookup(const std::string& name) const;
   void assign(const std::string& name, Value value) { scope_->vars[name] = std::move(value); }
@@ -63,6 +71,8 @@ class Renderer {
   std::vector<std::shared_ptr<Scope>> closures_;
   std::string* out_ = nullptr;
   int call_depth_ = 0;
+  ChatTemplateLimits limits_;
+  int64_t steps_ = 0;
 };
 
 }  // namespace baton::jinja

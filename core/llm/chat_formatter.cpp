@@ -15,14 +15,19 @@ std::string token_text_or_empty(const Vocabulary& vocabulary, int32_t id) {
 
 }  // namespace
 
-ChatFormatter::ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokenizer)
+ChatFormatter::ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokenizer,
+                             const ChatTemplateLimits& limits)
     : tokenizer_(tokenizer),
       bos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.bos())),
       eos_text_(token_text_or_empty(tokenizer.vocabulary(), tokenizer.eos())) {
+  if (limits.max_steps < 1 || limits.max_output_bytes < 1 || limits.max_depth < 1) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the chat template limits (steps, bytes, depth) must be at least 1");
+  }
   const std::optional<std::string> source = file.find_string("tokenizer.chat_template");
   try {
-    template_ =
-        std::make_unique<ChatTemplate>(source ? *source : std::string(default_chat_template()));
+    template_ = std::make_unique<ChatTemplate>(
+        source ? *source : std::string(default_chat_template()), limits);
   } catch (const Error& e) {
     parse_error_ = e.what();
   }

@@ -17,7 +17,8 @@ class ChatTemplate;
 // (every call throws, naming the parse error) without stopping plain completions.
 class ChatFormatter {
  public:
-  ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokenizer);
+  ChatFormatter(const gguf::GgufFile& file, const Tokenizer& tokenizer,
+                const ChatTemplateLimits& limits);
   ~ChatFormatter();
 
   ChatPrompt format(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;

@@ -32,7 +32,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
       placement(place_process(options, file)),
       model(load_model(file, *backend, placement.shard)),
       tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),
-      chat(file, *tokenizer) {
+      chat(file, *tokenizer, options.chat_template_limits) {
   const ModelConfig& c = model->config();
   if (tokenizer->vocab_size() > c.n_vocab) {
     throw Error(ErrorCategory::kInvalidModel,

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/chat_template_limits.h"
 #include "baton/export.h"
 #include "baton/generation.h"
 #include "baton/lora_options.h"
@@ -71,6 +72,7 @@ struct LLMOptions {
   // Adapters whose weights stay in host memory, the least recently used beyond that being read
   // again from their files when next asked for; 0 keeps every one. At least max_loras.
   int32_t max_cpu_loras = 0;
+  ChatTemplateLimits chat_template_limits;
 };
 
 // One prompt with its own parameters, for batches whose requests differ.
