@@ -44,7 +44,23 @@ Action add_serve_command(CLI::App& app) {
   cmd->add_option("--shutdown-timeout", options->shutdown_timeout_seconds,
                   "seconds SIGTERM/SIGINT waits for requests in flight before aborting them")
       ->capture_default_str();
+  cmd->add_option("--max-connections", options->max_connections,
+                  "open connections served at once; more get 503 (default: --max-queue + 16)");
   cmd->add_option("--max-body-bytes", options->max_body_bytes, "largest request body accepted")
+      ->capture_default_str();
+  cli::RequestLimits& limits = options->limits;
+  cmd->add_option("--max-prompt-tokens", limits.max_prompt_tokens,
+                  "longest prompt accepted, in tokens (default: the context size)");
+  cmd->add_option("--max-output-tokens", limits.max_output_tokens,
+                  "largest max_tokens accepted (default: what the context has room for)");
+  cmd->add_option("--max-best-of", limits.max_completions,
+                  "largest n, best_of and beam width a request may ask for")
+      ->capture_default_str();
+  cmd->add_option("--max-stop-sequences", limits.max_stop_strings,
+                  "stop strings a request may give")
+      ->capture_default_str();
+  cmd->add_option("--max-logprobs", limits.max_logprobs,
+                  "alternatives per token a request may ask for (logprobs, top_logprobs)")
       ->capture_default_str();
   cmd->add_flag("--allow-runtime-lora", options->allow_runtime_lora,
                 "serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's routes)");

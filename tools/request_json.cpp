@@ -7,9 +7,6 @@
 namespace baton::cli {
 namespace {
 
-// Completions per request at most: each is a sequence in the engine and holds KV blocks.
-constexpr int32_t kMaxCompletions = 64;
-
 [[noreturn]] void bad_field(const std::string& field, const std::string& why) {
   throw FieldError(field, why);
 }
@@ -59,7 +56,7 @@ void read_stops(const nlohmann::json& body, GenerationParams& g) {
   }
 }
 
-void check_ranges(const GenerationParams& g) {
+void check_ranges(const GenerationParams& g, const RequestLimits& limits) {
   const SamplingParams& s = g.sampling;
   if (g.max_tokens < 0) bad_field("max_tokens", "must not be negative");
   if (g.expected_tokens < 0) bad_field("expected_tokens", "must not be negative");
@@ -68,14 +65,18 @@ void check_ranges(const GenerationParams& g) {
   if (s.top_k < -1) bad_field("top_k", "must be -1 (off), 0 (off) or positive");
   if (!(s.min_p >= 0 && s.min_p <= 1)) bad_field("min_p", "must be in [0, 1]");
   if (!(s.repetition_penalty > 0)) bad_field("repetition_penalty", "must be positive");
-  if (g.n < 1 || g.n > kMaxCompletions) {
-    bad_field("n", "must be between 1 and " + std::to_string(kMaxCompletions));
+  const std::string max_completions = std::to_string(limits.max_completions);
+  if (g.n < 1 || g.n > limits.max_completions) {
+    bad_field("n", "must be between 1 and " + max_completions);
   }
-  if (g.best_of > kMaxCompletions) {
-    bad_field("best_of", "must be at most " + std::to_string(kMaxCompletions));
+  if (g.best_of > limits.max_completions)
+    bad_field("best_of", "must be at most " + max_completions);
+  if (g.use_beam_search && g.beam_width > limits.max_completions) {
+    bad_field("beam_width", "must be at most " + max_completions);
   }
-  if (g.use_beam_search && g.beam_width > kMaxCompletions) {
-    bad_field("beam_width", "must be at most " + std::to_string(kMaxCompletions));
+  if (std::cmp_greater(g.stop.size(), limits.max_stop_strings)) {
+    bad_field("stop", "has " + std::to_string(g.stop.size()) + " strings; at most " +
+                          std::to_string(limits.max_stop_strings) + " are accepted");
   }
   if (g.best_of != 0 && g.best_of < g.n) bad_field("best_of", "must not be less than n");
   if (g.use_beam_search && g.beam_width < g.n) bad_field("beam_width", "must not be less than n");
@@ -84,7 +85,8 @@ void check_ranges(const GenerationParams& g) {
 }  // namespace
 
 GenerationParams generation_params_from_json(const nlohmann::json& body,
-                                             const GenerationParams& defaults) {
+                                             const GenerationParams& defaults,
+                                             const RequestLimits& limits) {
   GenerationParams g = defaults;
   SamplingParams& s = g.sampling;
   read(body, "max_tokens", g.max_tokens);
@@ -104,7 +106,7 @@ GenerationParams generation_params_from_json(const nlohmann::json& body,
   read(body, "length_penalty", g.length_penalty);
   read(body, "expected_tokens", g.expected_tokens);
   read_stops(body, g);
-  check_ranges(g);
+  check_ranges(g, limits);
   if (s.top_k < 0) s.top_k = 0;
   return g;
 }

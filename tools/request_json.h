@@ -19,12 +19,23 @@ class FieldError : public Error {
   std::string field_;
 };
 
+// Bounds on what one request may ask for, each a `baton serve` flag (docs/serving.md, "Limits").
+struct RequestLimits {
+  int32_t max_completions = 64;   // n, best_of and beam_width: each completion is a sequence
+  int32_t max_stop_strings = 32;  // stop strings, each matched against every new token
+  int32_t max_logprobs = 20;      // alternatives per token (logprobs, top_logprobs)
+  int32_t max_prompt_tokens = 0;  // 0: up to the context size
+  int32_t max_output_tokens = 0;  // max_tokens; 0: what the context has room for
+};
+
 // Sampling and stopping fields shared by every request format (OpenAI, vLLM), read on top of
 // `defaults`: max_tokens, temperature, top_k (-1 or 0: off), top_p, min_p, repetition_penalty,
 // presence/frequency_penalty, seed, ignore_eos, n, best_of, use_beam_search, beam_width,
-// length_penalty, stop, stop_token_ids. Throws FieldError.
+// length_penalty, stop, stop_token_ids. Throws FieldError, also for n, best_of, beam_width or
+// stop past `limits`.
 GenerationParams generation_params_from_json(const nlohmann::json& body,
-                                             const GenerationParams& defaults);
+                                             const GenerationParams& defaults,
+                                             const RequestLimits& limits = {});
 
 // Reads a request object ({"prompt": ..., "max_tokens": ..., "temperature": ..., ...}) on top
 // of `defaults`. Field names follow the OpenAI and vLLM APIs. Throws Error(kInvalidArgument)

@@ -18,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   try {
-    const baton::GenerationParams params = baton::serve::read_generation_params(body, 16);
+    const baton::GenerationParams params =
+        baton::serve::read_generation_params(body, 16, baton::cli::RequestLimits{});
     baton::serve::read_stream_choice(body, params);
   } catch (const baton::serve::ApiError&) {
   }

@@ -8,8 +8,6 @@
 namespace baton::serve {
 namespace {
 
-constexpr int64_t kMaxTopLogprobs = 20;
-
 // Content is a string, or OpenAI's list of parts of which Baton takes the text ones.
 std::string message_content(const nlohmann::json& content, size_t index) {
   const std::string field = "messages[" + std::to_string(index) + "].content";
@@ -62,12 +60,10 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
     body["max_tokens"] = body["max_completion_tokens"];
   }
   ChatCall call;
-  call.params = read_generation_params(body, context.context_size);
+  call.params = read_generation_params(body, context.context_size, context.limits);
   call.params.lora = lora;
   const int64_t top = read_int(body, "top_logprobs", 0);
-  if (top < 0 || top > kMaxTopLogprobs) {
-    throw bad_field("top_logprobs", "must be between 0 and " + std::to_string(kMaxTopLogprobs));
-  }
+  check_logprobs("top_logprobs", top, context.limits);
   if (read_bool(body, "logprobs", false)) {
     call.top_logprobs = static_cast<int32_t>(top);
     call.params.logprobs = std::max<int32_t>(call.top_logprobs, 1);

@@ -10,7 +10,6 @@ namespace baton::serve {
 namespace {
 
 constexpr int32_t kDefaultMaxTokens = 16;  // OpenAI's and vLLM's default for completions
-constexpr int64_t kMaxLogprobs = 20;
 
 struct Prompt {
   std::string text;  // empty for a prompt given as token ids
@@ -66,13 +65,11 @@ struct CompletionCall {
 
 CompletionCall read_call(const nlohmann::json& body, const RouteContext& context) {
   CompletionCall call;
-  call.params = read_generation_params(body, kDefaultMaxTokens);
+  call.params = read_generation_params(body, kDefaultMaxTokens, context.limits);
   call.params.lora = requested_lora(body, context);
   // As in OpenAI's API, logprobs: 0 still reports the chosen tokens' log-probabilities.
   const int64_t logprobs = read_int(body, "logprobs", -1);
-  if (logprobs < -1 || logprobs > kMaxLogprobs) {
-    throw bad_field("logprobs", "must be between 0 and " + std::to_string(kMaxLogprobs));
-  }
+  if (logprobs != -1) check_logprobs("logprobs", logprobs, context.limits);
   call.top_logprobs = static_cast<int32_t>(logprobs);
   call.params.logprobs = logprobs < 0 ? 0 : std::max<int32_t>(call.top_logprobs, 1);
   const StreamChoice stream = read_stream_choice(body, call.params);

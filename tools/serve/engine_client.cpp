@@ -90,10 +90,15 @@ EngineClient::EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metr
 std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests) {
   const auto count = static_cast<int32_t>(requests.size());
   auto state = std::make_shared<RequestGroup::State>(llm_, requests.size());
+  metrics_.count_received(count);
   {
     std::lock_guard lock(mutex_);
-    if (!accepting_) throw ApiError(503, "the server is shutting down", "", "server_error");
+    if (!accepting_) {
+      metrics_.count_rejected(count);
+      throw ApiError(503, "the server is shutting down", "", "server_error");
+    }
     if (in_flight_ + count > max_queue_) {
+      metrics_.count_rejected(count);
       throw ApiError(429,
                      "the server is at its limit of " + std::to_string(max_queue_) +
                          " requests in flight (--max-queue); retry later",
@@ -120,6 +125,7 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
       state->ids[i] = id;
     }
   } catch (...) {
+    metrics_.count_rejected(count - static_cast<int32_t>(added));
     group->abort();
     {
       std::lock_guard lock(mutex_);

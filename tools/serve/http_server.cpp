@@ -9,6 +9,8 @@
 
 #include "baton/error.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/api_key.h"
+#include "tools/serve/connection_pool.h"
 #include "tools/serve/openai_format.h"
 #include "tools/serve/playground.h"
 #include "tools/serve/routes.h"
@@ -18,8 +20,11 @@ namespace {
 
 using RouteFn = void (*)(const RouteContext&, const httplib::Request&, httplib::Response&);
 
-// Threads beyond the queue limit answer the requests that are refused with 429.
-constexpr int32_t kSpareHttpThreads = 16;
+// Connections beyond the queue limit by default: they answer the requests refused with 429 and
+// the routes that do not generate (health, metrics, models).
+constexpr int32_t kSpareConnections = 16;
+// The most alternatives per token the engine reports.
+constexpr int32_t kEngineMaxLogprobs = 20;
 // After the abort at the end of a drain, how long aborted requests get to send their last bytes.
 constexpr std::chrono::seconds kAbortGrace{5};
 
@@ -42,6 +47,21 @@ std::string default_model_name(const std::string& path) {
 ServeOptions validated(ServeOptions options) {
   if (options.max_queue < 1) {
     throw Error(ErrorCategory::kInvalidArgument, "--max-queue must be at least 1");
+  }
+  if (options.max_connections < 0) {
+    throw Error(ErrorCategory::kInvalidArgument, "--max-connections must not be negative");
+  }
+  if (options.max_connections == 0) options.max_connections = options.max_queue + kSpareConnections;
+  const cli::RequestLimits& limits = options.limits;
+  if (limits.max_completions < 1 || limits.max_stop_strings < 0 || limits.max_prompt_tokens < 0 ||
+      limits.max_output_tokens < 0) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--max-best-of must be at least 1, and --max-stop-sequences, "
+                "--max-prompt-tokens and --max-output-tokens not negative");
+  }
+  if (limits.max_logprobs < 0 || limits.max_logprobs > kEngineMaxLogprobs) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--max-logprobs must be between 0 and " + std::to_string(kEngineMaxLogprobs));
   }
   if (!(options.shutdown_timeout_seconds >= 0)) {
     throw Error(ErrorCategory::kInvalidArgument, "--shutdown-timeout must not be negative");
@@ -76,11 +96,12 @@ Server::Server(const ServeOptions& options)
                                                          .model_name = model_name,
                                                          .adapters = adapters_,
                                                          .context_size = summary.context_size,
-                                                         .vocab_size = summary.n_vocab});
-  // Every HTTP call holds a pool thread for its whole generation, so the pool must hold the
-  // queue limit; httplib takes ownership of the pool it is handed.
-  const size_t threads = static_cast<size_t>(options.max_queue) + kSpareHttpThreads;
-  http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+                                                         .vocab_size = summary.n_vocab,
+                                                         .limits = options_.limits});
+  // Every HTTP call holds its connection's thread for its whole generation; httplib takes
+  // ownership of the pool it is handed.
+  const auto connections = static_cast<size_t>(options_.max_connections);
+  http_.new_task_queue = [connections] { return new ConnectionPool(connections); };
   http_.set_payload_max_length(options.max_body_bytes);
   // Streamed tokens are small writes; Nagle's algorithm would hold each for the client's ACK.
   http_.set_tcp_nodelay(true);
@@ -149,7 +170,7 @@ void Server::shutdown() {
 
 bool Server::authorized(const httplib::Request& request) const {
   if (options_.api_key.empty() || !needs_key(request.path)) return true;
-  return request.get_header_value("Authorization") == "Bearer " + options_.api_key;
+  return bearer_token_matches(request.get_header_value("Authorization"), options_.api_key);
 }
 
 void Server::add_routes() {
@@ -170,6 +191,15 @@ void Server::add_routes() {
   };
   http_.set_pre_routing_handler(
       [this](const httplib::Request& request, httplib::Response& response) {
+        if (ConnectionPool::refusing_connection()) {
+          response.set_header("Connection", "close");
+          write_error(response, ApiError(503,
+                                         "too many connections: this server serves " +
+                                             std::to_string(options_.max_connections) +
+                                             " at once (--max-connections)",
+                                         "", "server_error"));
+          return httplib::Server::HandlerResponse::Handled;
+        }
         if (!authorized(request)) {
           write_error(response, ApiError(401, "a valid API key is required (Authorization: Bearer)",
                                          "", "authentication_error"));
@@ -216,7 +246,10 @@ void Server::add_routes() {
                             {"max_model_len", context_->context_size}};
     };
     // Each LoRA adapter is a model of its own whose parent is the base, as vLLM lists them.
-    nlohmann::json data = {entry(context_->model_name, context_->model_name, nullptr)};
+    // json::array, not braces: `json x = {one_json}` copies one_json under clang but makes a
+    // one-element array under gcc.
+    nlohmann::json data =
+        nlohmann::json::array({entry(context_->model_name, context_->model_name, nullptr)});
     for (const auto& [name, path] : context_->adapters.list()) {
       data.push_back(entry(name, path, context_->model_name));
     }

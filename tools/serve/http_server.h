@@ -22,6 +22,10 @@ struct ServeOptions {
   std::string api_key;            // when set, /v1 and /generate* need "Authorization: Bearer KEY"
   std::string served_model_name;  // default: the model file's name without .gguf
   int32_t max_queue = 256;        // requests in flight (running or waiting) before 429
+  // Open connections served at once, each on its own thread; more get 503. 0: max_queue + 16,
+  // since every request in flight holds a connection.
+  int32_t max_connections = 0;
+  cli::RequestLimits limits;
   double shutdown_timeout_seconds = 30;
   size_t max_body_bytes = 16u << 20;
   // vLLM's POST /v1/load_lora_adapter and /v1/unload_lora_adapter; with no --max-loras, one

@@ -34,17 +34,24 @@ std::string served_model(const GenerationParams& params, const RouteContext& con
   return params.lora.empty() ? context.model_name : params.lora;
 }
 
-GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens) {
+GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens,
+                                        const cli::RequestLimits& limits) {
   GenerationParams defaults{.max_tokens = default_max_tokens};
   defaults.sampling = SamplingParams{.temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0};
   GenerationParams params;
   try {
-    params = cli::generation_params_from_json(body, defaults);
+    params = cli::generation_params_from_json(body, defaults, limits);
   } catch (const cli::FieldError& e) {
     throw ApiError(400, e.what(), e.field());
   }
   if (params.max_tokens < 1) throw bad_field("max_tokens", "must be at least 1");
   return params;
+}
+
+void check_logprobs(const char* field, int64_t count, const cli::RequestLimits& limits) {
+  if (count < 0 || count > limits.max_logprobs) {
+    throw bad_field(field, "must be between 0 and " + std::to_string(limits.max_logprobs));
+  }
 }
 
 bool field_given(const nlohmann::json& body, const char* field) {
@@ -81,6 +88,23 @@ int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback
 void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,
                  const char* prompt_field, bool max_tokens_given, GenerationParams& params) {
   const auto prompt_tokens = static_cast<int64_t>(prompt.size());
+  const int32_t max_prompt = context.limits.max_prompt_tokens;
+  if (max_prompt > 0 && prompt_tokens > max_prompt) {
+    throw ApiError(400,
+                   "the " + std::string(prompt_field) + " has " + std::to_string(prompt_tokens) +
+                       " tokens; this server accepts at most " + std::to_string(max_prompt),
+                   prompt_field);
+  }
+  const int32_t max_output = context.limits.max_output_tokens;
+  if (max_output > 0 && params.max_tokens > max_output) {
+    if (max_tokens_given) {
+      throw ApiError(400,
+                     "max_tokens asks for " + std::to_string(params.max_tokens) +
+                         " tokens; this server generates at most " + std::to_string(max_output),
+                     "max_tokens");
+    }
+    params.max_tokens = max_output;
+  }
   const int64_t room = context.context_size - prompt_tokens;
   if (room <= 0) {
     throw ApiError(400,

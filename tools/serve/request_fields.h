@@ -19,8 +19,12 @@ std::string requested_lora(const nlohmann::json& body, const RouteContext& conte
 std::string served_model(const GenerationParams& params, const RouteContext& context);
 
 // OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p) under the sampling and stopping
-// fields every API shares; a bad field is ApiError 400 naming it.
-GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens);
+// fields every API shares; a bad field, or one past `limits`, is ApiError 400 naming it.
+GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens,
+                                        const cli::RequestLimits& limits);
+
+// A request's logprobs count (`field`: logprobs or top_logprobs) checked against the limit.
+void check_logprobs(const char* field, int64_t count, const cli::RequestLimits& limits);
 
 // Whether body[field] is present and not null.
 bool field_given(const nlohmann::json& body, const char* field);
@@ -37,8 +41,9 @@ StreamChoice read_stream_choice(const nlohmann::json& body, const GenerationPara
 bool read_bool(const nlohmann::json& body, const char* field, bool fallback);
 int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback);
 
-// The prompt tokens of one request, checked against the context: a prompt that fills it is 400
-// on `prompt_field`; max_tokens beyond the room left is 400 on max_tokens unless
+// The prompt tokens of one request, checked against the context and the server's limits: a
+// prompt that fills the context or is longer than --max-prompt-tokens is 400 on `prompt_field`;
+// max_tokens beyond the room left or --max-output-tokens is 400 on max_tokens unless
 // `max_tokens_given` is false, in which case it shrinks to fit.
 void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,
                  const char* prompt_field, bool max_tokens_given, GenerationParams& params);

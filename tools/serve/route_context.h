@@ -3,6 +3,7 @@
 #include <string>
 
 #include "baton/async_llm.h"
+#include "tools/request_json.h"
 #include "tools/serve/engine_client.h"
 #include "tools/serve/served_adapters.h"
 #include "tools/serve/server_metrics.h"
@@ -18,6 +19,7 @@ struct RouteContext {
   ServedAdapters& adapters;  // LoRA adapters requests may name as their model
   int32_t context_size = 0;
   int32_t vocab_size = 0;
+  cli::RequestLimits limits;
 };
 
 }  // namespace baton::serve

@@ -132,6 +132,16 @@ void ServerMetrics::observe(const StreamEvent& final_event, const std::string& a
   output_tokens_.observe(m.output_tokens);
 }
 
+void ServerMetrics::count_received(int64_t requests) {
+  std::lock_guard lock(mutex_);
+  received_ += static_cast<uint64_t>(requests);
+}
+
+void ServerMetrics::count_rejected(int64_t requests) {
+  std::lock_guard lock(mutex_);
+  rejected_ += static_cast<uint64_t>(requests);
+}
+
 void ServerMetrics::count_response(int status) {
   std::lock_guard lock(mutex_);
   ++responses_by_status_[status];
@@ -184,6 +194,12 @@ std::string ServerMetrics::render(const EngineStats& s, const std::vector<Engine
   if (replicas.size() > 1) render_replicas(out, replicas);
 
   std::lock_guard lock(mutex_);
+  counter("baton_requests_received_total",
+          "Requests handed to the engine: finished, aborted, failed, rejected or in flight.",
+          static_cast<double>(received_));
+  counter("baton_requests_rejected_total",
+          "Received requests refused before running (queue full, shutting down).",
+          static_cast<double>(rejected_));
   metric_header(out, "baton_http_responses_total", "counter", "HTTP responses by status code.");
   for (const auto& [status, count] : responses_by_status_) {
     sample(out, "baton_http_responses_total", count, "code=\"" + std::to_string(status) + "\"");

@@ -36,6 +36,11 @@ class ServerMetrics {
   // requests and generated tokens under its LoRA adapter (empty: the base model).
   void observe(const StreamEvent& final_event, const std::string& adapter = "");
   void count_response(int status);
+  // Requests handed to the engine client, and those of them it refused (queue full, shutting
+  // down, or refused by the engine when added). Every received request is, in the end, counted
+  // once more: rejected here, or finished, aborted or failed in the engine's counters.
+  void count_received(int64_t requests);
+  void count_rejected(int64_t requests);
   // The Prometheus text exposition (format 0.0.4). `stats` sums over the engine replicas;
   // with several, each one's figures follow, labelled by replica.
   std::string render(const EngineStats& stats, const std::vector<EngineStats>& replicas,
@@ -46,6 +51,7 @@ class ServerMetrics {
   Histogram ttft_, tpot_, e2e_, queue_;
   Histogram prompt_tokens_, output_tokens_;
   std::map<int, uint64_t> responses_by_status_;
+  uint64_t received_ = 0, rejected_ = 0;
   struct AdapterCounts {
     uint64_t requests = 0, generated_tokens = 0;
   };

@@ -19,7 +19,7 @@ struct TgiCall {
 
 // TGI's parameters object, mapped onto Baton's names; sampling is off (greedy) unless do_sample
 // or a sampling parameter asks for it, as in TGI.
-TgiCall read_call(const nlohmann::json& body, bool stream) {
+TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLimits& limits) {
   const auto inputs = body.find("inputs");
   if (inputs == body.end() || !inputs->is_string()) throw bad_field("inputs", "must be a string");
   TgiCall call{.inputs = inputs->get<std::string>()};
@@ -38,7 +38,7 @@ TgiCall read_call(const nlohmann::json& body, bool stream) {
   }
   call.sampling = read_bool(p, "do_sample", false) || p.contains("temperature") ||
                   p.contains("top_k") || p.contains("top_p");
-  call.params = read_generation_params(p, kDefaultMaxNewTokens);
+  call.params = read_generation_params(p, kDefaultMaxNewTokens, limits);
   if (!call.sampling) call.params.sampling.temperature = 0;
   call.details = read_bool(p, "details", false);
   call.return_full_text = read_bool(p, "return_full_text", false);
@@ -122,7 +122,7 @@ void answer_stream(const RouteContext& context, const TgiCall& call,
 void tgi_generate(const RouteContext& context, const nlohmann::json& body, bool stream,
                   httplib::Response& response) {
   try {
-    const TgiCall call = read_call(body, stream);
+    const TgiCall call = read_call(body, stream, context.limits);
     Request r{.params = call.params,
               .prompt_tokens = context.llm.tokenize(call.inputs, true, false)};
     const auto parameters = body.find("parameters");

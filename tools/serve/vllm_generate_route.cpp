@@ -25,7 +25,7 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
     throw bad_field("prompt", "must be a string");
   }
   const std::string prompt = prompt_field->get<std::string>();
-  GenerationParams params = read_generation_params(body, kDefaultMaxTokens);
+  GenerationParams params = read_generation_params(body, kDefaultMaxTokens, context.limits);
   const bool stream = read_stream_choice(body, params).stream;
   Request r{.params = params, .prompt_tokens = context.llm.tokenize(prompt, true, false)};
   fit_context(r.prompt_tokens, context, "prompt", field_given(body, "max_tokens"), r.params);
