@@ -170,11 +170,15 @@ class CpuBackend final : public Backend {
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
     check_copy(device_tensor, bytes, "upload");
+    // An empty std::vector's data() may be null, and memcpy from null is undefined even for 0
+    // bytes.
+    if (bytes == 0) return;
     std::memcpy(device_tensor.materialize(), host, bytes);
   }
 
   void download(void* host, const Tensor& device_tensor, size_t bytes) override {
     check_copy(device_tensor, bytes, "download");
+    if (bytes == 0) return;
     std::memcpy(host, device_tensor.materialize(), bytes);
   }
 

@@ -16,7 +16,9 @@
 // GCC 12 reports the undefined-vector idiom inside its own AVX-512 intrinsics as uninitialized
 // (GCC bug 105593) wherever they are inlined; this header is included only by avx512 kernels.
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__  // clang has no such warning, and warns that it does not know the name
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace baton::cpu::avx512 {
 

@@ -17,7 +17,9 @@
 // (GCC bug 105593) wherever they are inlined, so the warning is off for the sources that
 // include this header, which are only the avx512 kernel files.
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#ifndef __clang__  // clang has no such warning, and warns that it does not know the name
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace baton::cpu {
 

@@ -292,7 +292,7 @@ def main():
     parser.add_argument("baton")
     parser.add_argument("model")
     parser.add_argument("--duration", type=float, default=40)
-    parser.add_argument("--rate", type=float, default=25)
+    parser.add_argument("--rate", type=float, default=80)
     parser.add_argument("--phases", default="steady,overload,slow")
     parser.add_argument("--report")
     args = parser.parse_args()
