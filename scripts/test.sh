@@ -34,8 +34,9 @@ if [ "$quick" != "--quick" ]; then
       status=1
       tail -n 60 "build/sanitize-$sanitizers.log"
     fi
-    hardening+=("sanitizers $sanitizers: $result ($(grep -E "tests passed|tests failed" \
-      "build/sanitize-$sanitizers.log" | tail -1), log: build/sanitize-$sanitizers.log)")
+    summary=$(grep -E "tests passed|tests failed" "build/sanitize-$sanitizers.log" | tail -1) ||
+      summary="no ctest summary"
+    hardening+=("sanitizers $sanitizers: $result ($summary, log: build/sanitize-$sanitizers.log)")
   done
   for target in $(ls tests/fuzz/corpus); do
     log="build/fuzz-$target.log"

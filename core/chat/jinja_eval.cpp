@@ -116,11 +116,11 @@ int64_t int_power(int64_t base, int64_t exponent) {
 constexpr int64_t kMaxRepeatedItems = int64_t{1} << 24;
 
 Value repeat(const Value& sequence, int64_t times) {
-  const int64_t unit = sequence.is_string() ? static_cast<int64_t>(sequence.as_string().size())
-                                            : static_cast<int64_t>(sequence.as_list().size());
+  // Checked before building: a list of long strings repeated copies every string.
+  const int64_t unit = footprint(sequence, kMaxRepeatedItems).bytes;
   if (times > 0 && unit > 0 && times > kMaxRepeatedItems / unit) {
     throw EvalError("repetition too big (more than " + std::to_string(kMaxRepeatedItems) +
-                    " characters or items)");
+                    " bytes written out)");
   }
   if (sequence.is_string()) {
     std::string out;

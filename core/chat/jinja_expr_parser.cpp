@@ -39,7 +39,9 @@ ExprPtr Parser::parse_expression(bool with_condition) {
   const Nesting nesting(*this, peek());
   ExprPtr expr = parse_or();
   if (!with_condition) return expr;
+  Chain chain(*this);
   while (at_name("if")) {
+    chain.link(peek());
     auto node = make<ConditionExpr>(next());
     node->then_expr = std::move(expr);
     node->condition = parse_or();
@@ -69,7 +71,9 @@ ExprPtr Parser::parse_tuple(bool with_condition) {
 
 ExprPtr Parser::parse_or() {
   ExprPtr left = parse_and();
+  Chain chain(*this);
   while (at_name("or")) {
+    chain.link(peek());
     const Token& at = next();
     left = binary(at, BinaryOp::kOr, std::move(left), parse_and());
   }
@@ -78,7 +82,9 @@ ExprPtr Parser::parse_or() {
 
 ExprPtr Parser::parse_and() {
   ExprPtr left = parse_not();
+  Chain chain(*this);
   while (at_name("and")) {
+    chain.link(peek());
     const Token& at = next();
     left = binary(at, BinaryOp::kAnd, std::move(left), parse_not());
   }
@@ -133,7 +139,9 @@ ExprPtr Parser::parse_compare() {
 
 ExprPtr Parser::parse_math1() {
   ExprPtr left = parse_concat();
+  Chain chain(*this);
   while (at_operator("+") || at_operator("-")) {
+    chain.link(peek());
     const Token& at = next();
     left = binary(at, at.text == "+" ? BinaryOp::kAdd : BinaryOp::kSub, std::move(left),
                   parse_concat());
@@ -143,7 +151,9 @@ ExprPtr Parser::parse_math1() {
 
 ExprPtr Parser::parse_concat() {
   ExprPtr left = parse_math2();
+  Chain chain(*this);
   while (at_operator("~")) {
+    chain.link(peek());
     const Token& at = next();
     left = binary(at, BinaryOp::kConcat, std::move(left), parse_math2());
   }
@@ -152,7 +162,9 @@ ExprPtr Parser::parse_concat() {
 
 ExprPtr Parser::parse_math2() {
   ExprPtr left = parse_pow();
+  Chain chain(*this);
   while (at_operator("*") || at_operator("/") || at_operator("//") || at_operator("%")) {
+    chain.link(peek());
     const Token& at = next();
     const BinaryOp op = at.text == "*"   ? BinaryOp::kMul
                         : at.text == "/" ? BinaryOp::kDiv
@@ -165,7 +177,9 @@ ExprPtr Parser::parse_math2() {
 
 ExprPtr Parser::parse_pow() {
   ExprPtr left = parse_unary(true);
+  Chain chain(*this);
   while (at_operator("**")) {
+    chain.link(peek());
     const Token& at = next();
     left = binary(at, BinaryOp::kPow, std::move(left), parse_unary(true));
   }
@@ -265,7 +279,9 @@ ExprPtr Parser::parse_collection(const Token& open) {
 }
 
 ExprPtr Parser::parse_postfix(ExprPtr node) {
-  while (true) {
+  Chain chain(*this);
+  while (at_operator(".") || at_operator("[") || at_operator("(")) {
+    chain.link(peek());
     if (at_operator(".")) {
       const Token& at = next();
       if (peek().kind == TokenKind::kInteger) {
@@ -288,22 +304,18 @@ ExprPtr Parser::parse_postfix(ExprPtr node) {
       call->callee = std::move(node);
       call->args = parse_arguments();
       node = std::move(call);
-    } else {
-      return node;
     }
   }
+  return node;
 }
 
 ExprPtr Parser::parse_filters(ExprPtr node) {
-  while (true) {
-    if (at_operator("|")) {
-      node = parse_filter(std::move(node));
-    } else if (at_name("is")) {
-      node = parse_test(std::move(node));
-    } else {
-      return node;
-    }
+  Chain chain(*this);
+  while (at_operator("|") || at_name("is")) {
+    chain.link(peek());
+    node = at_operator("|") ? parse_filter(std::move(node)) : parse_test(std::move(node));
   }
+  return node;
 }
 
 ExprPtr Parser::parse_filter(ExprPtr node) {

@@ -92,6 +92,16 @@ Parser::Nesting::Nesting(Parser& parser, const Token& at) : parser_(parser) {
   }
 }
 
+void Parser::Chain::link(const Token& at) {
+  ++links_;
+  if (++parser_.depth_ > parser_.max_depth_) {
+    syntax_error(at.line, at.column,
+                 "an expression chained or nested deeper than " +
+                     std::to_string(parser_.max_depth_) +
+                     " levels (the chat template depth limit)");
+  }
+}
+
 Body Parser::parse_template() {
   return parse_body({}, peek());
 }

@@ -36,6 +36,21 @@ class Parser {
    private:
     Parser& parser_;
   };
+  // A left-associative chain (`a + b + c`, `x.y.z`, `v | f | g`) deepens the tree by one level
+  // per link without recursing here; evaluating and freeing the tree recurse through every level,
+  // so links count against max_depth like nesting, until the chain's function returns.
+  class Chain {
+   public:
+    explicit Chain(Parser& parser) : parser_(parser) {}
+    ~Chain() { parser_.depth_ -= links_; }
+    Chain(const Chain&) = delete;
+    Chain& operator=(const Chain&) = delete;
+    void link(const Token& at);
+
+   private:
+    Parser& parser_;
+    int links_ = 0;
+  };
 
   const Token& peek(size_t ahead = 0) const;
   const Token& next();

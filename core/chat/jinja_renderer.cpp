@@ -113,13 +113,16 @@ void Renderer::count_step() {
 }
 
 void Renderer::check_size(const Value& value) const {
-  const size_t size = value.is_string() ? value.as_string().size()
-                      : value.is_list() ? value.as_list().size()
-                                        : 0;
-  if (static_cast<int64_t>(size) > limits_.max_output_bytes) {
+  if (!value.is_string() && !value.is_list() && !value.is_dict()) return;
+  const Footprint size = footprint(value, limits_.max_output_bytes);
+  if (size.bytes > limits_.max_output_bytes) {
     throw EvalError("a value grew past " + std::to_string(limits_.max_output_bytes) +
-                    (value.is_string() ? " bytes" : " items") +
-                    " (the chat template output limit)");
+                    " bytes written out (the chat template output limit)");
+  }
+  // Printing a value recurses once per level.
+  if (size.depth > limits_.max_depth) {
+    throw EvalError("a value nested deeper than " + std::to_string(limits_.max_depth) +
+                    " levels (the chat template depth limit)");
   }
 }
 

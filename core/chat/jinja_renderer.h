@@ -53,7 +53,8 @@ class Renderer {
   void write(std::string_view text);
   // Counts one statement or expression against max_steps.
   void count_step();
-  // A string or list longer than max_output_bytes is refused as soon as it is built.
+  // A value that would write out more than max_output_bytes, or nests deeper than max_depth, is
+  // refused as soon as it is built.
   void check_size(const Value& value) const;
 
   Value lookup(const std::string& name) const;

@@ -152,6 +152,29 @@ std::string to_str(const Value& v) {
   return repr(v);
 }
 
+Footprint footprint(const Value& v, int64_t limit) {
+  Footprint total;
+  std::vector<std::pair<const Value*, int>> pending = {{&v, 1}};
+  while (!pending.empty() && total.bytes <= limit) {
+    const auto [value, depth] = pending.back();
+    pending.pop_back();
+    total.depth = std::max(total.depth, depth);
+    if (value->is_string()) {
+      total.bytes += static_cast<int64_t>(value->as_string().size());
+    } else if (value->is_list()) {
+      for (const Value& item : value->as_list()) pending.emplace_back(&item, depth + 1);
+    } else if (value->is_dict()) {
+      for (const Dict::Item& item : value->as_dict().items()) {
+        total.bytes += static_cast<int64_t>(item.first.size());
+        pending.emplace_back(&item.second, depth + 1);
+      }
+    } else {
+      ++total.bytes;
+    }
+  }
+  return total;
+}
+
 std::string repr(const Value& v) {
   struct Visitor {
     std::string operator()(const Undefined&) const { return ""; }

@@ -133,6 +133,16 @@ std::string type_name(const Value& v);
 std::string to_str(const Value& v);
 // Python's repr(v), used for items inside printed lists and dicts.
 std::string repr(const Value& v);
+
+// How big a value would be written out: the bytes of its strings and keys plus one per other
+// leaf, through nested lists and dicts (a part shared n times counts n times, as printing would
+// write it), and how deeply it nests. Walks without recursion and stops counting once `limit`
+// bytes are passed, so it is cheap on huge values.
+struct Footprint {
+  int64_t bytes = 0;
+  int depth = 0;
+};
+Footprint footprint(const Value& v, int64_t limit);
 // Python's repr of a float ("1.0", "1e-05", "inf").
 std::string format_float(double d);
 // Python's ==. Numbers compare by value across int, float and bool.

@@ -23,6 +23,7 @@ using RouteFn = void (*)(const RouteContext&, const httplib::Request&, httplib::
 // Connections beyond the queue limit by default: they answer the requests refused with 429 and
 // the routes that do not generate (health, metrics, models).
 constexpr int32_t kSpareConnections = 16;
+constexpr int32_t kMaxConnections = 65536;
 // The most alternatives per token the engine reports.
 constexpr int32_t kEngineMaxLogprobs = 20;
 // After the abort at the end of a drain, how long aborted requests get to send their last bytes.
@@ -48,10 +49,16 @@ ServeOptions validated(ServeOptions options) {
   if (options.max_queue < 1) {
     throw Error(ErrorCategory::kInvalidArgument, "--max-queue must be at least 1");
   }
-  if (options.max_connections < 0) {
-    throw Error(ErrorCategory::kInvalidArgument, "--max-connections must not be negative");
+  // Each connection served is a thread started with the server.
+  if (options.max_connections < 0 || options.max_connections > kMaxConnections) {
+    throw Error(
+        ErrorCategory::kInvalidArgument,
+        "--max-connections must be between 0 (the default) and " + std::to_string(kMaxConnections));
   }
-  if (options.max_connections == 0) options.max_connections = options.max_queue + kSpareConnections;
+  if (options.max_connections == 0) {
+    options.max_connections = static_cast<int32_t>(
+        std::min<int64_t>(int64_t{options.max_queue} + kSpareConnections, kMaxConnections));
+  }
   const cli::RequestLimits& limits = options.limits;
   if (limits.max_completions < 1 || limits.max_stop_strings < 0 || limits.max_prompt_tokens < 0 ||
       limits.max_output_tokens < 0) {
@@ -191,8 +198,9 @@ void Server::add_routes() {
   };
   http_.set_pre_routing_handler(
       [this](const httplib::Request& request, httplib::Response& response) {
+        // httplib keeps the connection open after this answer (its keep-alive is server-wide),
+        // so a refused client that reuses it is refused again.
         if (ConnectionPool::refusing_connection()) {
-          response.set_header("Connection", "close");
           write_error(response, ApiError(503,
                                          "too many connections: this server serves " +
                                              std::to_string(options_.max_connections) +

@@ -62,7 +62,7 @@ TEST(ChatTemplateLimits, OutputLimitStopsTextBuiltByAnyRoute) {
   EXPECT_TRUE(contains(limit_error("{% set ns = namespace(l=[1]) %}{% for i in range(60) %}"
                                    "{% set ns.l = ns.l + ns.l %}{% endfor %}",
                                    small),
-                       "1000 items"));
+                       "1000 bytes written out"));
   // Captured by a macro before it is printed.
   EXPECT_TRUE(contains(limit_error("{% macro m() %}{% for i in range(200) %}0123456789{% endfor %}"
                                    "{% endmacro %}{% set t = m() %}",
@@ -93,6 +93,34 @@ TEST(ChatTemplateLimits, DeepNestingIsASyntaxErrorNotAStackOverflow) {
   EXPECT_TRUE(contains(limit_error(blocks), "the chat template depth limit"));
   std::string lists = "{{ " + std::string(levels, '[') + std::string(levels, ']') + " }}";
   EXPECT_TRUE(contains(limit_error(lists), "the chat template depth limit"));
+}
+
+TEST(ChatTemplateLimits, LongOperatorChainsCountAsDepthNotAStackOverflow) {
+  std::string sum = "{{ ";
+  for (int i = 0; i < 200000; ++i) sum += "1+";
+  EXPECT_TRUE(contains(limit_error(sum + "1 }}"), "chained or nested deeper than 100 levels"));
+  std::string filters = "{{ 'a'";
+  for (int i = 0; i < 200000; ++i) filters += "|trim";
+  EXPECT_TRUE(contains(limit_error(filters + " }}"), "the chat template depth limit"));
+  std::string attributes = "{{ x";
+  for (int i = 0; i < 200000; ++i) attributes += ".y";
+  EXPECT_TRUE(contains(limit_error(attributes + " }}"), "the chat template depth limit"));
+  // Chains as published templates write them are far below the limit.
+  EXPECT_EQ(render("{{ 'a' + 'b' + 'c' ~ 'd' | upper | lower }}"), "abcd");
+}
+
+TEST(ChatTemplateLimits, ValuesAreMeasuredAsWrittenOutBeforeTheyAreBuilt) {
+  // Each copy of a long string in a list is a copy of its bytes.
+  EXPECT_TRUE(contains(limit_error("{% set s = 'x' * 16000000 %}{% set l = [s] * 1000 %}"),
+                       "repetition too big"));
+  EXPECT_TRUE(contains(limit_error("{% set ns = namespace(l=['x' * 1000000]) %}"
+                                   "{% for i in range(20) %}{% set ns.l = ns.l + ns.l %}"
+                                   "{% endfor %}"),
+                       "bytes written out (the chat template output limit)"));
+  // Lists nested by a loop would recurse once per level when printed.
+  EXPECT_TRUE(contains(limit_error("{% set ns = namespace(l=[]) %}{% for i in range(100000) %}"
+                                   "{% set ns.l = [ns.l] %}{% endfor %}{{ ns.l }}"),
+                       "a value nested deeper than 100 levels"));
 }
 
 TEST(ChatTemplateLimits, DepthLimitIsConfigurableForParsingAndMacroCalls) {
