@@ -13,6 +13,8 @@ cd "$(dirname "$0")/.."
 usage="usage: scripts/sanitize.sh address,undefined|thread [--ci]"
 sanitizers=${1:?$usage}
 ci=${2:-}
+# Counted before OMP_THREAD_LIMIT is set below: nproc honours it.
+jobs=$(nproc)
 
 # Tests that cannot run under a sanitizer, and why:
 # - Isa.SameBinaryRunsOnCpusWithoutAvx512OrAvx runs the binary under qemu-user, which the
@@ -40,7 +42,7 @@ case "$sanitizers" in
     targets=(all)
     if [ "$ci" = --ci ]; then
       targets=(baton_cli fuzz_gguf fuzz_tokenizer fuzz_jinja fuzz_request_json fuzz_sse
-        fuzz_safetensors gguf_test tokenizer_test test_chat_template test_hf_import cpu_backend_test
+        fuzz_safetensors fuzz_hf_checkpoint fuzz_lora gguf_test tokenizer_test test_chat_template test_hf_import cpu_backend_test
         cpu_quantized_matmul_test test_sampler test_engine_core test_kv_cache test_llama_model
         test_lora test_serve test_demo_model)
     fi
@@ -68,11 +70,11 @@ case "$sanitizers" in
 esac
 
 echo "sanitize: building $dir (-fsanitize=$sanitizers)" >&2
-cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}" >&2
+cmake --build "$dir" -j"$jobs" --target "${targets[@]}" >&2
 # With --ci, the tests of programs not built: gtest_discover_tests' placeholders, the C API
 # program and the MPI runs.
 [ "$ci" = --ci ] && never+='|NOT_BUILT|CApi|Distributed'
-args=(--test-dir "$dir" --output-on-failure -j"$(nproc)" --timeout 900 -E "$never")
+args=(--test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 -E "$never")
 if [ -n "${only:-}" ]; then
   args+=(-R "$only")
 fi

@@ -14,7 +14,7 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 quick=${1:-}
 # Seconds each fuzz target runs in the hardening stage.
-fuzz_seconds=30
+fuzz_seconds=20
 
 scripts/setup.sh
 scripts/python-test-env.sh

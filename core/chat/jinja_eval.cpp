@@ -111,16 +111,14 @@ int64_t int_power(int64_t base, int64_t exponent) {
   return result;
 }
 
-// What `text * n` or `list * n` may build: a chat prompt is far smaller, and a template that
-// asks for more would only exhaust memory.
-constexpr int64_t kMaxRepeatedItems = int64_t{1} << 24;
-
-Value repeat(const Value& sequence, int64_t times) {
-  // Checked before building: a list of long strings repeated copies every string.
-  const int64_t unit = footprint(sequence, kMaxRepeatedItems).bytes;
-  if (times > 0 && unit > 0 && times > kMaxRepeatedItems / unit) {
-    throw EvalError("repetition too big (more than " + std::to_string(kMaxRepeatedItems) +
-                    " bytes written out)");
+// `text * n` and `list * n` are checked before they are built, against the chat template output
+// limit that every value is held to (Renderer::check_size): a list of long strings repeated
+// copies every string.
+Value repeat(const Value& sequence, int64_t times, int64_t max_bytes) {
+  const int64_t unit = footprint(sequence, max_bytes).bytes;
+  if (times > 0 && unit > 0 && times > max_bytes / unit) {
+    throw EvalError("a repetition would write out more than " + std::to_string(max_bytes) +
+                    " bytes (the chat template output limit)");
   }
   if (sequence.is_string()) {
     std::string out;
@@ -134,7 +132,8 @@ Value repeat(const Value& sequence, int64_t times) {
   return out;
 }
 
-Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
+// `max_bytes`: the output limit, for repetitions.
+Value arithmetic(BinaryOp op, const Value& a, const Value& b, int64_t max_bytes) {
   require_defined(a);
   require_defined(b);
   const bool ints = a.is_int() && b.is_int();
@@ -172,8 +171,8 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
         return product;
       }
       if (numbers) return a.as_float() * b.as_float();
-      if ((a.is_string() || a.is_list()) && b.is_int()) return repeat(a, b.as_int());
-      if (a.is_int() && (b.is_string() || b.is_list())) return repeat(b, a.as_int());
+      if ((a.is_string() || a.is_list()) && b.is_int()) return repeat(a, b.as_int(), max_bytes);
+      if (a.is_int() && (b.is_string() || b.is_list())) return repeat(b, a.as_int(), max_bytes);
       unsupported("*", a, b);
     case BinaryOp::kDiv:
       if (!numbers) unsupported("/", a, b);
@@ -213,7 +212,7 @@ Value arithmetic(BinaryOp op, const Value& a, const Value& b) {
   }
 }
 
-Value binary(BinaryOp op, const Value& a, const Value& b) {
+Value binary(BinaryOp op, const Value& a, const Value& b, int64_t max_bytes) {
   switch (op) {
     case BinaryOp::kConcat:
       return to_str(a) + to_str(b);
@@ -234,7 +233,7 @@ Value binary(BinaryOp op, const Value& a, const Value& b) {
     case BinaryOp::kNotIn:
       return !contains(b, a);
     default:
-      return arithmetic(op, a, b);
+      return arithmetic(op, a, b, max_bytes);
   }
 }
 
@@ -353,14 +352,14 @@ Value Renderer::eval_node(const Expr& expr) {
       // and/or short-circuit and give an operand, as in Python.
       if (b.op == BinaryOp::kAnd) return truthy(left) ? eval(*b.right) : left;
       if (b.op == BinaryOp::kOr) return truthy(left) ? left : eval(*b.right);
-      return binary(b.op, left, eval(*b.right));
+      return binary(b.op, left, eval(*b.right), limits_.max_output_bytes);
     }
     case Expr::Kind::kCompare: {
       const auto& c = static_cast<const CompareExpr&>(expr);
       Value left = eval(*c.first);
       for (const auto& [op, right_expr] : c.rest) {
         Value right = eval(*right_expr);
-        if (!truthy(binary(op, left, right))) return false;
+        if (!truthy(binary(op, left, right, limits_.max_output_bytes))) return false;
         left = std::move(right);
       }
       return true;

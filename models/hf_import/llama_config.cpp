@@ -223,6 +223,13 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
     c.tie_word_embeddings = true;  // Gemma2Config's default
   }
   c.vocab_size = r.positive("vocab_size");
+  // The converter writes a token for every id, so a corrupt count would exhaust memory; the
+  // largest vocabularies published hold a few hundred thousand tokens.
+  constexpr int32_t kMaxVocabSize = 1 << 24;
+  if (c.vocab_size > kMaxVocabSize) {
+    r.invalid("\"vocab_size\" = " + std::to_string(c.vocab_size) + " is out of range (at most " +
+              std::to_string(kMaxVocabSize) + ")");
+  }
   c.rms_norm_eps = find_number(r.json(), "rms_norm_eps", r.path()).value_or(c.rms_norm_eps);
   c.rope_theta = find_number(r.json(), "rope_theta", r.path()).value_or(c.rope_theta);
   if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0)) {

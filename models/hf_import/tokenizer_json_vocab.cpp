@@ -262,9 +262,7 @@ std::vector<float> merge_rank_scores(const std::vector<std::string>& merges,
   return scores;
 }
 
-}  // namespace
-
-std::string pre_tokenizer_name(const nlohmann::json& pre_tokenizer) {
+std::string name_pre_tokenizer(const nlohmann::json& pre_tokenizer) {
   if (is_byte_level(pre_tokenizer, true)) return "gpt-2";
   const auto steps = pre_tokenizer.is_object() && pre_tokenizer.value("type", "") == "Sequence"
                          ? pre_tokenizer.find("pretokenizers")
@@ -289,7 +287,7 @@ std::string pre_tokenizer_name(const nlohmann::json& pre_tokenizer) {
                   "then ByteLevel, StarCoder's Digits then ByteLevel)");
 }
 
-HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaConfig& config) {
+HfVocab read_vocab_file(const std::filesystem::path& dir, const LlamaConfig& config) {
   const TokenizerJson file(dir / "tokenizer.json");
   const nlohmann::json& model = file.at("model");
   check_model(file, model);
@@ -299,7 +297,7 @@ HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaC
     v.add_space_prefix = sentencepiece_space_prefix(file);
   } else {
     check_byte_level_normalizer(file);
-    v = HfVocab{.model = "gpt2", .pre = pre_tokenizer_name(file.at("pre_tokenizer"))};
+    v = HfVocab{.model = "gpt2", .pre = name_pre_tokenizer(file.at("pre_tokenizer"))};
   }
   v.tokens.resize(config.vocab_size);
   v.types.assign(config.vocab_size, static_cast<int32_t>(TokenType::kUnused));
@@ -337,6 +335,32 @@ HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaC
   v.pad = configured_token(tokenizer_config, "pad_token", ids);
   apply_configured_ids(config, v);
   return v;
+}
+
+// The readers above test a field's type before they use it where the type decides what the file
+// means; elsewhere nlohmann's accessors (value(), get()) throw on a value of another type. Either
+// way the file is malformed, and the caller gets an Error saying so, never a foreign exception.
+template <typename Read>
+auto checked(const Read& read) {
+  try {
+    return read();
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(
+        ErrorCategory::kInvalidModel,
+        std::string(
+            "tokenizer.json or tokenizer_config.json: a field holds a value of the wrong type (") +
+            e.what() + ")");
+  }
+}
+
+}  // namespace
+
+std::string pre_tokenizer_name(const nlohmann::json& pre_tokenizer) {
+  return checked([&] { return name_pre_tokenizer(pre_tokenizer); });
+}
+
+HfVocab read_tokenizer_json_vocab(const std::filesystem::path& dir, const LlamaConfig& config) {
+  return checked([&] { return read_vocab_file(dir, config); });
 }
 
 }  // namespace baton::hf

@@ -58,6 +58,11 @@ TEST(ChatTemplateLimits, OutputLimitStopsTextBuiltByAnyRoute) {
                                    "{% set ns.s = ns.s ~ ns.s %}{% endfor %}",
                                    small),
                        "a value grew past 1000 bytes"));
+  // Repeated, refused before the repetition is built.
+  EXPECT_TRUE(contains(limit_error("{% set s = 'ab' * 600 %}", small),
+                       "a repetition would write out more than 1000 bytes"));
+  EXPECT_EQ(ChatTemplate("{{ ('ab' * 400) | length }}", small).render(nlohmann::json::object()),
+            "800");
   // A list doubled the same way.
   EXPECT_TRUE(contains(limit_error("{% set ns = namespace(l=[1]) %}{% for i in range(60) %}"
                                    "{% set ns.l = ns.l + ns.l %}{% endfor %}",
@@ -112,7 +117,7 @@ TEST(ChatTemplateLimits, LongOperatorChainsCountAsDepthNotAStackOverflow) {
 TEST(ChatTemplateLimits, ValuesAreMeasuredAsWrittenOutBeforeTheyAreBuilt) {
   // Each copy of a long string in a list is a copy of its bytes.
   EXPECT_TRUE(contains(limit_error("{% set s = 'x' * 16000000 %}{% set l = [s] * 1000 %}"),
-                       "repetition too big"));
+                       "a repetition would write out more than"));
   EXPECT_TRUE(contains(limit_error("{% set ns = namespace(l=['x' * 1000000]) %}"
                                    "{% for i in range(20) %}{% set ns.l = ns.l + ns.l %}"
                                    "{% endfor %}"),

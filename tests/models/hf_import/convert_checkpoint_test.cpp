@@ -375,6 +375,13 @@ TEST(ConvertCheckpoint, CheckpointThatIsNotTheConfiguredLlamaIsRejected) {
   });
   expect_contains(convert_error(dir.path()),
                   "config.json: \"hidden_size\" is \"64\", not an integer");
+  // A vocabulary the converter would exhaust memory writing out.
+  edit_config(dir.path(), [](nlohmann::json& c) {
+    c["hidden_size"] = 64;
+    c["vocab_size"] = 2000000000;
+  });
+  expect_contains(convert_error(dir.path()),
+                  "\"vocab_size\" = 2000000000 is out of range (at most 16777216)");
 }
 
 TEST(ConvertCheckpoint, AddedTokensBecomeControlOrUserDefined) {

@@ -205,6 +205,15 @@ TEST_F(TokenizerJsonVocab, RejectsWhatItCannotConvertNamingIt) {
   t = tokenizer_json();
   t["model"].erase("vocab");
   expect_error(t, ErrorCategory::kInvalidModel, "model.vocab is not an object");
+
+  // Found by tests/fuzz: a value of another type where a setting is read escaped the reader as
+  // nlohmann's exception rather than an Error.
+  t = tokenizer_json();
+  t["model"]["byte_fallback"] = json::array();
+  expect_error(t, ErrorCategory::kInvalidModel, "a field holds a value of the wrong type");
+  t = tokenizer_json();
+  t["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", json::array({1, 2})}};
+  expect_error(t, ErrorCategory::kInvalidModel, "a field holds a value of the wrong type");
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 """Soak and fault tests of `baton serve` on loopback (issue 25; docs/serving.md, "Soak and fault
 tests"). Standard library only.
 
-usage: soak_test.py BATON MODEL [--duration S] [--rate R] [--phases steady,overload,slow]
-                    [--report FILE]
+usage: soak_test.py BATON MODEL [--duration S] [--rate R]
+                    [--phases steady,overload,slow,sigterm] [--report FILE]
 
 - steady:   R requests/s for S seconds, a quarter of them streams that the client abandons
             mid-stream. At the end every request not abandoned has completed, the KV blocks in
@@ -14,6 +14,9 @@ usage: soak_test.py BATON MODEL [--duration S] [--rate R] [--phases steady,overl
 - slow:     a streaming client that reads slowly and one that never reads (a 4 KiB receive
             buffer) must not stall the others; the unread stream's blocks are freed, whether its
             events fit the socket buffers or the server's write timeout gives up on it.
+- sigterm:  SIGTERM while a load is in flight (last, as it stops the server). Every request the
+            server had taken finishes, requests sent during the drain get 503, and the server
+            exits 0 within --shutdown-timeout.
 """
 import argparse
 import http.client
@@ -21,6 +24,7 @@ import json
 import os
 import random
 import re
+import signal
 import socket
 import statistics
 import sys
@@ -287,13 +291,56 @@ def slow(port, report):
                      "aborted" if aborted else "completed into the socket buffers"))
 
 
+def sigterm(server, port, report):
+    rng = random.Random(4)
+    in_flight = MAX_QUEUE - 8
+    received = metrics(port)["baton_requests_received_total"]
+    answers = []
+    lock = threading.Lock()
+
+    def one(body):
+        answer = send(port, body)
+        with lock:
+            answers.append(answer)
+
+    threads = []
+    for i in range(in_flight):
+        body = request_body(rng, stream=i % 2 == 0)
+        body.update(max_tokens=96, ignore_eos=True)
+        threads.append(threading.Thread(target=one, args=(body,)))
+        threads[-1].start()
+    deadline = time.monotonic() + 60
+    while metrics(port)["baton_requests_received_total"] < received + in_flight:
+        check(time.monotonic() < deadline, "sigterm: the load never reached the engine")
+        time.sleep(0.05)
+    signalled = time.monotonic()
+    server.send_signal(signal.SIGTERM)
+    time.sleep(0.2)
+    during = [send(port, request_body(rng, False)) for _ in range(4)]
+    for thread in threads:
+        thread.join(timeout=120)
+    check(not any(t.is_alive() for t in threads), "sigterm: a client hung during the drain")
+    code = server.wait(timeout=60)
+    drained = time.monotonic() - signalled
+    completed = sum(1 for a in answers if a[0] == Outcome.COMPLETED)
+    refused = sum(1 for a in during if a[0] == Outcome.REJECTED)
+    check(completed == in_flight, "sigterm: %d of %d requests in flight finished"
+          % (completed, in_flight))
+    check(refused == len(during), "sigterm: %d of %d requests sent during the drain were refused"
+          % (refused, len(during)))
+    check(code == 0, "sigterm: baton serve exited %s" % code)
+    report.append("sigterm: %d requests in flight at SIGTERM: completed %d, lost 0; %d sent "
+                  "during the drain refused with 503; exited 0 %.1f s after the signal"
+                  % (in_flight, completed, refused, drained))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("baton")
     parser.add_argument("model")
     parser.add_argument("--duration", type=float, default=40)
     parser.add_argument("--rate", type=float, default=80)
-    parser.add_argument("--phases", default="steady,overload,slow")
+    parser.add_argument("--phases", default="steady,overload,slow,sigterm")
     parser.add_argument("--report")
     args = parser.parse_args()
     server, port = start_server(args.baton, args.model, "--max-queue", str(MAX_QUEUE),
@@ -303,7 +350,8 @@ def main():
         for phase in args.phases.split(","):
             {"steady": lambda: steady(port, server.pid, args.duration, args.rate, report),
              "overload": lambda: overload(port, report),
-             "slow": lambda: slow(port, report)}[phase]()
+             "slow": lambda: slow(port, report),
+             "sigterm": lambda: sigterm(server, port, report)}[phase]()
             print(report[-1], flush=True)
     finally:
         code = stop_server(server)
