@@ -1,4 +1,5 @@
 #include "baton/error.h"
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
 #include "tools/serve/request_fields.h"
@@ -36,6 +37,7 @@ std::vector<ChatMessage> read_messages(const nlohmann::json& body) {
     const nlohmann::json& m = (*it)[i];
     const std::string field = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) throw bad_field(field, "must be an object");
+    refuse_unhonoured_fields(m, RequestObject::kChatMessage, field + ".");
     if (!m.contains("role") || !m["role"].is_string() || m["role"].get<std::string>().empty()) {
       throw bad_field(field + ".role", "must be a non-empty string");
     }
@@ -51,6 +53,7 @@ struct ChatCall {
   int32_t top_logprobs = 0;  // alternatives shown per token when logprobs are on
   bool stream = false;
   bool include_usage = false;
+  int32_t priority = 0;
 };
 
 ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
@@ -73,6 +76,7 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   const StreamChoice stream = read_stream_choice(body, call.params);
   call.stream = stream.stream;
   call.include_usage = stream.include_usage;
+  call.priority = read_priority(body);
   return call;
 }
 
@@ -160,6 +164,7 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
 void handle_chat_completions(const RouteContext& context, const httplib::Request& request,
                              httplib::Response& response) {
   nlohmann::json body = parse_json_body(request.body);
+  refuse_unhonoured_fields(body, RequestObject::kChatCompletions);
   const bool max_tokens_given =
       field_given(body, "max_tokens") || field_given(body, "max_completion_tokens");
   ChatCall call = read_call(body, context);
@@ -175,7 +180,8 @@ void handle_chat_completions(const RouteContext& context, const httplib::Request
     }
     throw ApiError(400, e.what(), "messages");
   }
-  Request r{.params = call.params, .prompt_tokens = std::move(prompt.tokens)};
+  Request r{
+      .params = call.params, .prompt_tokens = std::move(prompt.tokens), .priority = call.priority};
   fit_context(r.prompt_tokens, context, "messages", max_tokens_given, r.params);
   std::vector<Request> requests;
   requests.push_back(std::move(r));

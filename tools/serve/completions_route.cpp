@@ -1,5 +1,6 @@
 #include <map>
 
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
 #include "tools/serve/request_fields.h"
@@ -60,6 +61,7 @@ struct CompletionCall {
   bool stream = false;
   bool include_usage = false;
   bool echo = false;
+  int32_t priority = 0;
   int32_t top_logprobs = -1;  // alternatives shown per token; -1: no logprobs at all
 };
 
@@ -76,9 +78,7 @@ CompletionCall read_call(const nlohmann::json& body, const RouteContext& context
   call.stream = stream.stream;
   call.include_usage = stream.include_usage;
   call.echo = read_bool(body, "echo", false);
-  if (const auto it = body.find("suffix"); it != body.end() && !it->is_null()) {
-    throw bad_field("suffix", "is not supported");
-  }
+  call.priority = read_priority(body);
   call.prompts = read_prompts(body, context);
   return call;
 }
@@ -176,11 +176,12 @@ void answer_stream(const RouteContext& context, const CompletionCall& call,
 void handle_completions(const RouteContext& context, const httplib::Request& request,
                         httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
+  refuse_unhonoured_fields(body, RequestObject::kCompletions);
   CompletionCall call = read_call(body, context);
   const bool max_tokens_given = field_given(body, "max_tokens");
   std::vector<Request> requests;
   for (const Prompt& prompt : call.prompts) {
-    Request r{.params = call.params, .prompt_tokens = prompt.tokens};
+    Request r{.params = call.params, .prompt_tokens = prompt.tokens, .priority = call.priority};
     fit_context(prompt.tokens, context, "prompt", max_tokens_given, r.params);
     requests.push_back(std::move(r));
   }

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "baton/error.h"
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/request_fields.h"
 #include "tools/serve/routes.h"
@@ -23,6 +24,7 @@ std::string required_string(const nlohmann::json& body, const char* field) {
 void handle_load_lora_adapter(const RouteContext& context, const httplib::Request& request,
                               httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
+  refuse_unhonoured_fields(body, RequestObject::kLoadLora);
   const std::string name = required_string(body, "lora_name");
   const std::string path = required_string(body, "lora_path");
   if (name == context.model_name || context.adapters.contains(name)) {
@@ -44,6 +46,7 @@ void handle_load_lora_adapter(const RouteContext& context, const httplib::Reques
 void handle_unload_lora_adapter(const RouteContext& context, const httplib::Request& request,
                                 httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
+  refuse_unhonoured_fields(body, RequestObject::kUnloadLora);
   const std::string name = required_string(body, "lora_name");
   if (!context.adapters.contains(name)) {
     throw ApiError(404, "the LoRA adapter '" + name + "' is not loaded", "lora_name",

@@ -1,6 +1,9 @@
 #include "tools/serve/request_fields.h"
 
+#include <utility>
+
 #include "tools/request_json.h"
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 
 namespace baton::serve {
@@ -63,6 +66,7 @@ StreamChoice read_stream_choice(const nlohmann::json& body, const GenerationPara
   StreamChoice choice{.stream = read_bool(body, "stream", false)};
   if (const auto it = body.find("stream_options"); it != body.end() && !it->is_null()) {
     if (!it->is_object()) throw bad_field("stream_options", "must be an object");
+    refuse_unhonoured_fields(*it, RequestObject::kStreamOptions, "stream_options.");
     choice.include_usage = read_bool(*it, "include_usage", false);
   }
   if (choice.stream && (params.use_beam_search || params.best_of > params.n)) {
@@ -83,6 +87,12 @@ int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback
   if (it == body.end() || it->is_null()) return fallback;
   if (!it->is_number_integer()) throw bad_field(field, "must be an integer");
   return it->get<int64_t>();
+}
+
+int32_t read_priority(const nlohmann::json& body) {
+  const int64_t priority = read_int(body, "priority", 0);
+  if (!std::in_range<int32_t>(priority)) throw bad_field("priority", "is out of range");
+  return static_cast<int32_t>(priority);
 }
 
 void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,

@@ -1,3 +1,4 @@
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/generate_routes.h"
 #include "tools/serve/openai_format.h"
@@ -20,6 +21,12 @@ struct TgiCall {
 // TGI's parameters object, mapped onto Baton's names; sampling is off (greedy) unless do_sample
 // or a sampling parameter asks for it, as in TGI.
 TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLimits& limits) {
+  refuse_unhonoured_fields(body, RequestObject::kTgiGenerate);
+  // TGI's clients say which they want; the route decides it.
+  if (read_bool(body, "stream", stream) != stream) {
+    throw bad_field("stream", stream ? "must be true on /generate_stream"
+                                     : "must be false on /generate (stream at /generate_stream)");
+  }
   const auto inputs = body.find("inputs");
   if (inputs == body.end() || !inputs->is_string()) throw bad_field("inputs", "must be a string");
   TgiCall call{.inputs = inputs->get<std::string>()};
@@ -29,6 +36,7 @@ TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLim
   if (field_given(p, "max_new_tokens")) p["max_tokens"] = p["max_new_tokens"];
   // TGI returns one text per request: best_of picks it among samples, which a stream cannot.
   if (field_given(p, "n")) throw bad_field("n", "is not a TGI parameter (use best_of)");
+  refuse_unhonoured_fields(p, RequestObject::kTgiParameters, "parameters.");
   if (stream && read_int(p, "best_of", 1) > 1) {
     throw bad_field("best_of", "must be 1 when streaming");
   }

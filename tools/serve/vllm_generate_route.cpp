@@ -1,3 +1,4 @@
+#include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/generate_routes.h"
 #include "tools/serve/openai_format.h"
@@ -20,6 +21,7 @@ nlohmann::json texts_json(const std::string& prompt, const std::vector<std::stri
 
 void vllm_generate(const RouteContext& context, const nlohmann::json& body,
                    httplib::Response& response) {
+  refuse_unhonoured_fields(body, RequestObject::kVllmGenerate);
   const auto prompt_field = body.find("prompt");
   if (prompt_field == body.end() || !prompt_field->is_string()) {
     throw bad_field("prompt", "must be a string");
@@ -27,7 +29,9 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
   const std::string prompt = prompt_field->get<std::string>();
   GenerationParams params = read_generation_params(body, kDefaultMaxTokens, context.limits);
   const bool stream = read_stream_choice(body, params).stream;
-  Request r{.params = params, .prompt_tokens = context.llm.tokenize(prompt, true, false)};
+  Request r{.params = params,
+            .prompt_tokens = context.llm.tokenize(prompt, true, false),
+            .priority = read_priority(body)};
   fit_context(r.prompt_tokens, context, "prompt", field_given(body, "max_tokens"), r.params);
   std::vector<Request> requests;
   requests.push_back(std::move(r));

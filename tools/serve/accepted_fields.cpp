@@ -1,0 +1,155 @@
+#include "tools/serve/accepted_fields.h"
+
+#include <algorithm>
+#include <map>
+
+#include "tools/serve/api_error.h"
+
+namespace baton::serve {
+namespace {
+
+// What read_generation_params reads: the sampling and stopping fields every route shares.
+constexpr std::string_view kGenerationFields[] = {"max_tokens",
+                                                  "temperature",
+                                                  "top_k",
+                                                  "top_p",
+                                                  "min_p",
+                                                  "repetition_penalty",
+                                                  "presence_penalty",
+                                                  "frequency_penalty",
+                                                  "seed",
+                                                  "ignore_eos",
+                                                  "n",
+                                                  "best_of",
+                                                  "use_beam_search",
+                                                  "beam_width",
+                                                  "length_penalty",
+                                                  "expected_tokens",
+                                                  "stop",
+                                                  "stop_token_ids"};
+
+struct ObjectFields {
+  std::string_view label;  // where the field was, for the error of a field Baton does not know
+  bool generation_fields;  // whether kGenerationFields are honoured too
+  std::vector<std::string_view> own;
+};
+
+const ObjectFields& fields_of(RequestObject kind) {
+  static const std::map<RequestObject, ObjectFields> objects = {
+      {RequestObject::kCompletions,
+       {"POST /v1/completions",
+        true,
+        {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "user", "priority"}}},
+      {RequestObject::kChatCompletions,
+       {"POST /v1/chat/completions",
+        true,
+        {"model", "messages", "stream", "stream_options", "logprobs", "top_logprobs",
+         "max_completion_tokens", "add_generation_prompt", "user", "priority"}}},
+      {RequestObject::kChatMessage, {"a chat message", false, {"role", "content"}}},
+      {RequestObject::kStreamOptions, {"stream_options", false, {"include_usage"}}},
+      {RequestObject::kVllmGenerate,
+       {"vLLM's POST /generate", true, {"prompt", "stream", "priority"}}},
+      {RequestObject::kTgiGenerate, {"TGI's generate", false, {"inputs", "parameters", "stream"}}},
+      // TGI's parameters are read with the shared names beside TGI's own.
+      {RequestObject::kTgiParameters,
+       {"TGI's parameters", true, {"max_new_tokens", "do_sample", "details", "return_full_text"}}},
+      {RequestObject::kLoadLora, {"POST /v1/load_lora_adapter", false, {"lora_name", "lora_path"}}},
+      {RequestObject::kUnloadLora, {"POST /v1/unload_lora_adapter", false, {"lora_name"}}},
+  };
+  return objects.at(kind);
+}
+
+// Fields of the APIs Baton follows (OpenAI, vLLM, TGI) that it does not honour, and why. A value
+// equal to `harmless` asks for what Baton does anyway and is accepted.
+struct Refusal {
+  std::string_view why;
+  nlohmann::json harmless;  // null: no value is
+};
+
+constexpr std::string_view kConstrained =
+    "is not supported yet: Baton does not constrain what the model writes (structured outputs, "
+    "tool calls), so the answer would not follow it";
+
+const std::map<std::string_view, Refusal>& refusals() {
+  static const std::map<std::string_view, Refusal> table = {
+      {"response_format", {kConstrained, {}}},
+      {"tools", {kConstrained, {}}},
+      {"tool_choice", {kConstrained, "none"}},
+      {"parallel_tool_calls", {kConstrained, {}}},
+      {"functions", {kConstrained, {}}},
+      {"function_call", {kConstrained, "none"}},
+      {"tool_calls", {kConstrained, {}}},
+      {"tool_call_id", {kConstrained, {}}},
+      {"guided_json", {kConstrained, {}}},
+      {"guided_regex", {kConstrained, {}}},
+      {"guided_choice", {kConstrained, {}}},
+      {"guided_grammar", {kConstrained, {}}},
+      {"guided_decoding_backend", {kConstrained, {}}},
+      {"guided_whitespace_pattern", {kConstrained, {}}},
+      {"structured_outputs", {kConstrained, {}}},
+      {"grammar", {kConstrained, {}}},
+      {"json_schema", {kConstrained, {}}},
+      {"logit_bias", {"is not supported: token biases are not applied", {}}},
+      {"allowed_token_ids", {"is not supported: the vocabulary is not restricted", {}}},
+      {"bad_words", {"is not supported: the vocabulary is not restricted", {}}},
+      {"suffix", {"is not supported: Baton does not fill in the middle", {}}},
+      {"modalities", {"is not supported: this server writes text only", {"text"}}},
+      {"audio", {"is not supported: this server writes text only", {}}},
+      {"prediction", {"is not supported: predicted outputs are not used", {}}},
+      {"store", {"is not supported: this server does not store completions", false}},
+      {"min_tokens", {"is not supported: there is no minimum output length", 0}},
+      {"prompt_logprobs", {"is not supported: the prompt's logprobs are not computed", {}}},
+      {"include_stop_str_in_output",
+       {"can only be false: the stop string is cut from the output", false}},
+      {"skip_special_tokens",
+       {"can only be true: special tokens are not written into the text", true}},
+      {"truncate_prompt_tokens",
+       {"is not supported: a prompt too long for the context is refused, not truncated", {}}},
+      {"truncate",
+       {"is not supported: a prompt too long for the context is refused, not truncated", {}}},
+      {"typical_p", {"is not supported: typical sampling is not implemented", {}}},
+      {"watermark", {"is not supported: outputs are not watermarked", false}},
+      {"decoder_input_details",
+       {"is not supported: the prompt's tokens are not returned with details", false}},
+      {"top_n_tokens", {"is not supported: use logprobs on the OpenAI routes", {}}},
+      {"adapter_id", {"is not supported: name a LoRA adapter in the OpenAI routes' \"model\"", {}}},
+      {"name",
+       {"is not supported: the chat template is given each message's role and content only", {}}},
+  };
+  return table;
+}
+
+bool honoured(const ObjectFields& fields, std::string_view name) {
+  if (std::ranges::find(fields.own, name) != fields.own.end()) return true;
+  return fields.generation_fields &&
+         std::ranges::find(kGenerationFields, name) != std::end(kGenerationFields);
+}
+
+}  // namespace
+
+void refuse_unhonoured_fields(const nlohmann::json& object, RequestObject kind,
+                              const std::string& prefix) {
+  const ObjectFields& fields = fields_of(kind);
+  for (const auto& [name, value] : object.items()) {
+    if (value.is_null() || honoured(fields, name)) continue;
+    const auto refusal = refusals().find(name);
+    if (refusal == refusals().end()) {
+      throw bad_field(prefix + name, "is not a field of " + std::string(fields.label) +
+                                         " that Baton knows (docs/serving.md lists them)");
+    }
+    if (!refusal->second.harmless.is_null() && value == refusal->second.harmless) continue;
+    throw bad_field(prefix + name, std::string(refusal->second.why));
+  }
+}
+
+std::vector<std::string_view> honoured_fields(RequestObject kind) {
+  const ObjectFields& fields = fields_of(kind);
+  std::vector<std::string_view> names = fields.own;
+  if (fields.generation_fields) {
+    names.insert(names.end(), std::begin(kGenerationFields), std::end(kGenerationFields));
+  }
+  std::ranges::sort(names);
+  return names;
+}
+
+}  // namespace baton::serve
