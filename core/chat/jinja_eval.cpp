@@ -115,8 +115,9 @@ int64_t int_power(int64_t base, int64_t exponent) {
 // limit that every value is held to (Renderer::check_size): a list of long strings repeated
 // copies every string.
 Value repeat(const Value& sequence, int64_t times, int64_t max_bytes) {
-  const int64_t unit = footprint(sequence, max_bytes).bytes;
-  if (times > 0 && unit > 0 && times > max_bytes / unit) {
+  // An empty string or list counts as one byte a copy: repeating it costs steps all the same.
+  const int64_t unit = std::max<int64_t>(1, footprint(sequence, max_bytes).bytes);
+  if (times > 0 && times > max_bytes / unit) {
     throw EvalError("a repetition would write out more than " + std::to_string(max_bytes) +
                     " bytes (the chat template output limit)");
   }

@@ -35,7 +35,9 @@ baton::ModelConfig base_config() {
 void check_shapes(const baton::LoraAdapter& adapter, const baton::ModelConfig& base) {
   static const std::map<std::string, baton::Shape> shapes = baton::lora_linear_shapes(base);
   for (const auto& [node, target] : adapter.targets) {
-    const baton::Shape& weight = shapes.at(node);
+    const auto shape = shapes.find(node);
+    if (shape == shapes.end()) __builtin_trap();  // a target that is no linear node of the base
+    const baton::Shape& weight = shape->second;
     const bool fits = target.a.rank() == 2 && target.b.rank() == 2 &&
                       target.a.dim(1) == weight[1] && target.b.dim(0) == weight[0] &&
                       target.a.dim(0) == target.b.dim(1);

@@ -61,6 +61,9 @@ TEST(ChatTemplateLimits, OutputLimitStopsTextBuiltByAnyRoute) {
   // Repeated, refused before the repetition is built.
   EXPECT_TRUE(contains(limit_error("{% set s = 'ab' * 600 %}", small),
                        "a repetition would write out more than 1000 bytes"));
+  // Empty ones too: each copy still costs a step.
+  EXPECT_TRUE(contains(limit_error("{% set s = '' * 1000000000000 %}"), "a repetition would"));
+  EXPECT_TRUE(contains(limit_error("{% set s = [[]] * 1000000000000 %}"), "a repetition would"));
   EXPECT_EQ(ChatTemplate("{{ ('ab' * 400) | length }}", small).render(nlohmann::json::object()),
             "800");
   // A list doubled the same way.

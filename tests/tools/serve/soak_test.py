@@ -15,8 +15,8 @@ usage: soak_test.py BATON MODEL [--duration S] [--rate R]
             buffer) must not stall the others; the unread stream's blocks are freed, whether its
             events fit the socket buffers or the server's write timeout gives up on it.
 - sigterm:  SIGTERM while a load is in flight (last, as it stops the server). Every request the
-            server had taken finishes, requests sent during the drain get 503, and the server
-            exits 0 within --shutdown-timeout.
+            server had taken finishes, requests sent once /health says it is draining get 503,
+            and the server exits 0 within --shutdown-timeout.
 """
 import argparse
 import http.client
@@ -55,6 +55,17 @@ def metrics(port):
         if match:
             values[match.group(1)] = float(match.group(2))
     return values
+
+
+def health_status(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+    try:
+        conn.request("GET", "/health")
+        response = conn.getresponse()
+        response.read()
+        return response.status
+    finally:
+        conn.close()
 
 
 def rss_kib(pid):
@@ -306,7 +317,8 @@ def sigterm(server, port, report):
     threads = []
     for i in range(in_flight):
         body = request_body(rng, stream=i % 2 == 0)
-        body.update(max_tokens=96, ignore_eos=True)
+        # Long enough that the drain outlasts the requests sent during it on any host.
+        body.update(max_tokens=200, ignore_eos=True)
         threads.append(threading.Thread(target=one, args=(body,)))
         threads[-1].start()
     deadline = time.monotonic() + 60
@@ -315,10 +327,15 @@ def sigterm(server, port, report):
         time.sleep(0.05)
     signalled = time.monotonic()
     server.send_signal(signal.SIGTERM)
-    time.sleep(0.2)
+    while health_status(port) != 503:
+        check(time.monotonic() < deadline, "sigterm: /health never said the server was draining")
+        time.sleep(0.02)
     during = [send(port, request_body(rng, False)) for _ in range(4)]
+    check(server.poll() is None, "sigterm: the drain ended before the requests sent during it; "
+          "the load is too short for this host")
+    end = time.monotonic() + 120
     for thread in threads:
-        thread.join(timeout=120)
+        thread.join(timeout=max(0.0, end - time.monotonic()))
     check(not any(t.is_alive() for t in threads), "sigterm: a client hung during the drain")
     code = server.wait(timeout=60)
     drained = time.monotonic() - signalled
