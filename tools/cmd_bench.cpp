@@ -356,8 +356,10 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("--output-tokens", f->offline.output_tokens, "output tokens (serve-offline)")
       ->capture_default_str();
   const Action serve = add_bench_serve_command(*cmd);
-  return [f, cmd, serve] {
+  const Action grammar = add_bench_grammar_command(*cmd);
+  return [f, cmd, serve, grammar] {
     if (cmd->got_subcommand("serve")) return serve();
+    if (cmd->got_subcommand("grammar")) return grammar();
     if (!f->options.model.empty()) f->options.model = resolve_model_path(f->options.model);
     return run_bench(*f);
   };

@@ -1,5 +1,8 @@
 #include "tools/model_flags.h"
 
+#include <fstream>
+#include <iterator>
+
 #include <pthread.h>
 #include <signal.h>
 
@@ -229,6 +232,15 @@ void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
   cmd.add_flag("--parse-special", g.parse_special,
                "treat special-token text such as <s> in the prompt as tokens");
   cmd.add_flag("--ignore-eos", g.ignore_eos, "generate past end-of-text tokens");
+  cmd.add_option("--grammar", g.grammar, "GBNF grammar (llama.cpp's) the output must follow");
+  cmd.add_option_function<std::string>(
+         "--grammar-file",
+         [&g](const std::string& path) {
+           std::ifstream file(path);
+           g.grammar.assign(std::istreambuf_iterator<char>(file), {});
+         },
+         "file of a GBNF grammar the output must follow")
+      ->check(CLI::ExistingFile);
 }
 
 }  // namespace baton::cli

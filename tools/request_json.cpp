@@ -84,6 +84,29 @@ void check_ranges(const GenerationParams& g, const RequestLimits& limits) {
 
 }  // namespace
 
+const std::vector<std::string_view>& generation_fields() {
+  static const std::vector<std::string_view> names = {"max_tokens",
+                                                      "temperature",
+                                                      "top_k",
+                                                      "top_p",
+                                                      "min_p",
+                                                      "repetition_penalty",
+                                                      "presence_penalty",
+                                                      "frequency_penalty",
+                                                      "seed",
+                                                      "ignore_eos",
+                                                      "n",
+                                                      "best_of",
+                                                      "use_beam_search",
+                                                      "beam_width",
+                                                      "length_penalty",
+                                                      "expected_tokens",
+                                                      "grammar",
+                                                      "stop",
+                                                      "stop_token_ids"};
+  return names;
+}
+
 GenerationParams generation_params_from_json(const nlohmann::json& body,
                                              const GenerationParams& defaults,
                                              const RequestLimits& limits) {
@@ -105,6 +128,7 @@ GenerationParams generation_params_from_json(const nlohmann::json& body,
   read(body, "beam_width", g.beam_width);
   read(body, "length_penalty", g.length_penalty);
   read(body, "expected_tokens", g.expected_tokens);
+  read(body, "grammar", g.grammar);
   read_stops(body, g);
   check_ranges(g, limits);
   if (s.top_k < 0) s.top_k = 0;

@@ -1,6 +1,8 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <string_view>
+#include <vector>
 
 #include "baton/error.h"
 #include "baton/llm.h"
@@ -28,11 +30,15 @@ struct RequestLimits {
   int32_t max_output_tokens = 0;  // max_tokens; 0: what the context has room for
 };
 
+// The names of the fields generation_params_from_json reads.
+const std::vector<std::string_view>& generation_fields();
+
 // Sampling and stopping fields shared by every request format (OpenAI, vLLM), read on top of
 // `defaults`: max_tokens, temperature, top_k (-1 or 0: off), top_p, min_p, repetition_penalty,
 // presence/frequency_penalty, seed, ignore_eos, n, best_of, use_beam_search, beam_width,
-// length_penalty, stop, stop_token_ids. Throws FieldError, also for n, best_of, beam_width or
-// stop past `limits`.
+// length_penalty, expected_tokens, stop, stop_token_ids, and llama.cpp's grammar (GBNF, checked
+// when the engine takes the request). Throws FieldError, also for n, best_of, beam_width or stop
+// past `limits`.
 GenerationParams generation_params_from_json(const nlohmann::json& body,
                                              const GenerationParams& defaults,
                                              const RequestLimits& limits = {});

@@ -6,6 +6,7 @@
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
+#include "core/sampling/grammar.h"
 #include "core/sampling/logprobs.h"
 #include "models/lora/lora_adapter.h"
 
@@ -44,6 +45,9 @@ void check_params(const GenerationParams& params) {
     }
     // A beam's per-token alternatives would have to follow it through every fork.
     if (params.logprobs > 0) bad("logprobs", params.logprobs, "is not supported with beam search");
+    if (!params.grammar.empty()) {
+      throw Error(ErrorCategory::kInvalidArgument, "a grammar is not supported with beam search");
+    }
   }
 }
 
@@ -143,7 +147,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->predicted_output = request->predicted_output;
   s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
   s->tokens = std::move(prompt);
-  s->sampler = std::make_unique<Sampler>(params.sampling);
+  s->sampler = std::make_unique<Sampler>(params.sampling, grammar_constraint(params));
   const uint64_t id = s->id;
   // Before counting the prompt: an adapter whose slot cannot be loaded throws here.
   if (!request->lora || pin_adapter(*request, *s, true)) {
@@ -155,6 +159,13 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   request->sequences.push_back(std::move(s));
   requests_.emplace(id, std::move(request));
   return id;
+}
+
+std::unique_ptr<GrammarConstraint> Engine::grammar_constraint(const GenerationParams& params) {
+  if (params.grammar.empty()) return nullptr;
+  auto grammar = std::make_shared<const Grammar>(parse_gbnf(params.grammar));
+  if (!token_pieces_) token_pieces_ = TokenPieces::of(tokenizer_);
+  return std::make_unique<GrammarConstraint>(std::move(grammar), token_pieces_, !params.ignore_eos);
 }
 
 bool Engine::pin_adapter(Request& request, Sequence& first, bool arriving) {
@@ -223,9 +234,7 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   child->adapter = parent.adapter;
   child->lora_slot = parent.lora_slot;
   child->blocks = blocks_.share(parent.blocks);
-  SamplingParams sampling = parent.sampler->params();
-  sampling.seed = sample_seed(request.params.sampling.seed, sample);
-  child->sampler = std::make_unique<Sampler>(sampling);
+  child->sampler = parent.sampler->fork(sample_seed(request.params.sampling.seed, sample));
   child->cumulative_logprob = parent.cumulative_logprob;
   scheduler_.fork(parent, child.get());
   request.sequences.push_back(std::move(child));
@@ -274,11 +283,14 @@ void Engine::abort_sample(uint64_t id, int32_t sample) {
   if (request.sequences.empty()) requests_.erase(it);
 }
 
-std::optional<FinishReason> Engine::ends_after(const Request& request, const Sequence& s) const {
-  const int32_t token = s.tokens.back();
+bool Engine::is_stop_token(const Request& request, int32_t token) const {
   const auto& stop_ids = request.params.stop_token_ids;
-  if ((!request.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
-      std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end()) {
+  return (!request.params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
+         std::find(stop_ids.begin(), stop_ids.end(), token) != stop_ids.end();
+}
+
+std::optional<FinishReason> Engine::ends_after(const Request& request, const Sequence& s) const {
+  if (is_stop_token(request, s.tokens.back()) || s.sampler->grammar_finished()) {
     return FinishReason::kStop;
   }
   if (s.generated() >= request.params.max_tokens ||
@@ -316,6 +328,7 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
     if (const std::optional<FinishReason> reason = ends_after(request, *sequence)) {
       update.finished = true;
       update.finish_reason = *reason;
+      update.last_token_is_text = *reason == FinishReason::kStop && !is_stop_token(request, token);
       learn_length(request, sequence->generated());
       remove_sequence(request, sequence);
     }

@@ -21,6 +21,7 @@
 #include "core/engine/scheduler.h"
 #include "core/engine/step_runner.h"
 #include "core/kv_cache/paged_kv_cache.h"
+#include "core/sampling/grammar_constraint.h"
 #include "core/tokenizer/tokenizer.h"
 #include "models/model.h"
 
@@ -59,6 +60,9 @@ struct SequenceUpdate {
   double cumulative_logprob = 0;        // of all the completion's tokens so far
   bool finished = false;
   FinishReason finish_reason = FinishReason::kLength;
+  // With kStop: the token that ended the sample is text (the grammar's last character), not an
+  // end-of-generation or stop token, which the text leaves out.
+  bool last_token_is_text = false;
   std::string error;           // set when the request was rejected
   bool engine_failed = false;  // with error: a step failed, the request itself was fine
   // When the request was first scheduled (the epoch until then) and how many of its prompt
@@ -155,6 +159,9 @@ class Engine {
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
   // are still being read. `arriving`: the request asks for the first time (not parked).
   bool pin_adapter(Request& request, Sequence& first, bool arriving);
+  // The request's grammar compiled for this vocabulary; null without one. Throws
+  // Error(kInvalidArgument) naming a grammar error.
+  std::unique_ptr<GrammarConstraint> grammar_constraint(const GenerationParams& params);
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();
@@ -164,6 +171,8 @@ class Engine {
   Sequence& fork(Request& request, Sequence& parent, int32_t sample);
   void remove_sequence(Request& request, Sequence* sequence);
   void drop(uint64_t id);
+  // An end-of-generation token (unless ignore_eos) or one of the request's stop_token_ids.
+  bool is_stop_token(const Request& request, int32_t token) const;
   std::optional<FinishReason> ends_after(const Request& request, const Sequence& s) const;
   void sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
@@ -208,6 +217,7 @@ class Engine {
 
   const Model& model_;
   const Tokenizer& tokenizer_;
+  std::shared_ptr<const TokenPieces> token_pieces_;  // built at the first grammar
   EngineConfig config_;
   PagedKvCache cache_;
   StepRunner runner_;

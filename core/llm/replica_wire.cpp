@@ -103,6 +103,7 @@ void put_params(Writer& w, const GenerationParams& p) {
   w.put(p.length_penalty);
   w.put_text(p.lora);
   w.put(p.expected_tokens);
+  w.put_text(p.grammar);
 }
 
 GenerationParams get_params(Reader& r) {
@@ -123,6 +124,7 @@ GenerationParams get_params(Reader& r) {
   p.length_penalty = r.get<float>();
   p.lora = r.get_text();
   p.expected_tokens = r.get<int32_t>();
+  p.grammar = r.get_text();
   return p;
 }
 
@@ -138,6 +140,7 @@ void put_update(Writer& w, const SequenceUpdate& u, Clock::time_point now) {
   w.put(u.cumulative_logprob);
   w.put(u.finished);
   w.put(u.finish_reason);
+  w.put(u.last_token_is_text);
   w.put_text(u.error);
   w.put(u.engine_failed);
   const bool scheduled = u.first_scheduled != Clock::time_point{};
@@ -161,6 +164,7 @@ SequenceUpdate get_update(Reader& r, Clock::time_point now) {
   u.cumulative_logprob = r.get<double>();
   u.finished = r.get<bool>();
   u.finish_reason = r.get<FinishReason>();
+  u.last_token_is_text = r.get<bool>();
   u.error = r.get_text();
   u.engine_failed = r.get<bool>();
   const bool scheduled = r.get<bool>();

@@ -58,8 +58,11 @@ void RequestOutput::take_token(Sample& s, const SequenceUpdate& update, size_t i
   if (i < update.logprobs.size()) s.out.logprobs.push_back(update.logprobs[i]);
   // The engine has already let go of a sample whose finishing token this is: no abort for it.
   const bool engine_ends_here = update.finished && i + 1 == update.new_tokens.size();
-  // An end-of-generation token ends the text without being part of it.
-  if (engine_ends_here && update.finish_reason == FinishReason::kStop) return;
+  // An end-of-generation or stop token ends the text without being part of it.
+  if (engine_ends_here && update.finish_reason == FinishReason::kStop &&
+      !update.last_token_is_text) {
+    return;
+  }
   const StopMatcher::Result r = s.stops.push(s.detokenizer.push(token));
   if (!emit(s.out, r.text, on_text)) {
     if (!update.finished) abort(update.id, kAllSamples);

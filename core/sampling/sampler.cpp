@@ -23,7 +23,8 @@ uint64_t sample_seed(uint64_t seed, int32_t index) {
   return z ^ (z >> 31);
 }
 
-Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.seed) {
+Sampler::Sampler(const SamplingParams& params, std::unique_ptr<GrammarConstraint> grammar)
+    : params_(params), rng_(params.seed), grammar_(std::move(grammar)) {
   if (!(params.top_p > 0.0f)) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "top_p must be in (0, 1], got " + std::to_string(params.top_p));
@@ -39,6 +40,13 @@ Sampler::Sampler(const SamplingParams& params) : params_(params), rng_(params.se
   if (std::isnan(params.temperature)) {
     throw Error(ErrorCategory::kInvalidArgument, "temperature must be a number");
   }
+}
+
+std::unique_ptr<Sampler> Sampler::fork(uint64_t seed) const {
+  SamplingParams params = params_;
+  params.seed = seed;
+  return std::make_unique<Sampler>(
+      params, grammar_ ? std::make_unique<GrammarConstraint>(*grammar_) : nullptr);
 }
 
 void Sampler::apply_repetition_penalty(std::vector<Candidate>& candidates,
@@ -76,7 +84,26 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
       prompt_length < history.size()) {
     apply_presence_frequency(candidates_, history.subspan(prompt_length));
   }
+  if (!grammar_) return draw();
+  apply_grammar();
+  const int32_t token = draw();
+  grammar_->accept(token);
+  return token;
+}
 
+void Sampler::apply_grammar() {
+  grammar_->allowed(allowed_);
+  std::erase_if(candidates_, [&](const Candidate& c) {
+    return static_cast<size_t>(c.id) >= allowed_.size() || !allowed_[c.id];
+  });
+  if (candidates_.empty()) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the grammar allows no token of this vocabulary here (a character no token "
+                "spells, or an end the request may not reach with ignore_eos)");
+  }
+}
+
+int32_t Sampler::draw() {
   auto by_logit = [](const Candidate& a, const Candidate& b) {
     return a.logit > b.logit || (a.logit == b.logit && a.id < b.id);
   };

@@ -1,19 +1,27 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <span>
 #include <vector>
 
 #include "baton/sampling_params.h"
+#include "core/sampling/grammar_constraint.h"
 
 namespace baton {
 
-// Picks the next token from one sequence's logits. The chain is: repetition penalty, top-k,
-// top-p, min-p, temperature, then a draw from a generator seeded per request.
+// Picks the next token from one sequence's logits. The chain is: repetition penalty, the
+// grammar's mask when there is one, top-k, top-p, min-p, temperature, then a draw from a
+// generator seeded per request.
 class Sampler {
  public:
-  explicit Sampler(const SamplingParams& params);
+  explicit Sampler(const SamplingParams& params,
+                   std::unique_ptr<GrammarConstraint> grammar = nullptr);
+
+  // A sampler for a parallel sample: the same parameters drawing from `seed`, and the grammar
+  // where this one stands.
+  std::unique_ptr<Sampler> fork(uint64_t seed) const;
 
   // `history` holds the sequence's tokens so far, the first `prompt_length` of them the prompt:
   // the repetition penalty looks at all of them, presence and frequency penalties at the rest.
@@ -21,6 +29,8 @@ class Sampler {
                  size_t prompt_length = 0);
 
   const SamplingParams& params() const { return params_; }
+  // The grammar allows nothing more: generation ends here.
+  bool grammar_finished() const { return grammar_ && grammar_->finished(); }
 
  private:
   struct Candidate {
@@ -31,10 +41,15 @@ class Sampler {
                                 std::span<const int32_t> history) const;
   void apply_presence_frequency(std::vector<Candidate>& candidates,
                                 std::span<const int32_t> generated) const;
+  void apply_grammar();
+  // The chain's draw from candidates_.
+  int32_t draw();
 
   SamplingParams params_;
   std::mt19937_64 rng_;
   std::vector<Candidate> candidates_;  // reused across calls to avoid a vocab-sized allocation
+  std::unique_ptr<GrammarConstraint> grammar_;
+  std::vector<char> allowed_;  // the grammar's mask, reused likewise
 };
 
 // The seed of a request's sample `index` (parallel samples each draw from their own

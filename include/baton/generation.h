@@ -38,6 +38,9 @@ struct GenerationParams {
   // The client's estimate of the tokens this request will generate (0: none), taken in place of
   // the engine's own prediction by length-aware scheduling (docs/scheduling.md).
   int32_t expected_tokens = 0;
+  // A grammar in llama.cpp's GBNF that the output must follow (core/sampling/grammar.h); empty:
+  // none. Sampling only, not beam search.
+  std::string grammar;
 };
 
 enum class FinishReason {

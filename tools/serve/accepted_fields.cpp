@@ -2,61 +2,56 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
+#include "tools/request_json.h"
 #include "tools/serve/api_error.h"
 
 namespace baton::serve {
 namespace {
 
-// What read_generation_params reads: the sampling and stopping fields every route shares.
-constexpr std::string_view kGenerationFields[] = {"max_tokens",
-                                                  "temperature",
-                                                  "top_k",
-                                                  "top_p",
-                                                  "min_p",
-                                                  "repetition_penalty",
-                                                  "presence_penalty",
-                                                  "frequency_penalty",
-                                                  "seed",
-                                                  "ignore_eos",
-                                                  "n",
-                                                  "best_of",
-                                                  "use_beam_search",
-                                                  "beam_width",
-                                                  "length_penalty",
-                                                  "expected_tokens",
-                                                  "stop",
-                                                  "stop_token_ids"};
-
 struct ObjectFields {
   std::string_view label;  // where the field was, for the error of a field Baton does not know
-  bool generation_fields;  // whether kGenerationFields are honoured too
+  bool generation_fields;  // whether cli::generation_fields() are honoured too
   std::vector<std::string_view> own;
+  std::vector<std::string_view> not_shared;  // generation fields refused here all the same
 };
 
-const ObjectFields& fields_of(RequestObject kind) {
-  static const std::map<RequestObject, ObjectFields> objects = {
-      {RequestObject::kCompletions,
-       {"POST /v1/completions",
-        true,
-        {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "user", "priority"}}},
-      {RequestObject::kChatCompletions,
-       {"POST /v1/chat/completions",
-        true,
-        {"model", "messages", "stream", "stream_options", "logprobs", "top_logprobs",
-         "max_completion_tokens", "add_generation_prompt", "user", "priority"}}},
-      {RequestObject::kChatMessage, {"a chat message", false, {"role", "content"}}},
-      {RequestObject::kStreamOptions, {"stream_options", false, {"include_usage"}}},
-      {RequestObject::kVllmGenerate,
-       {"vLLM's POST /generate", true, {"prompt", "stream", "priority"}}},
-      {RequestObject::kTgiGenerate, {"TGI's generate", false, {"inputs", "parameters", "stream"}}},
-      // TGI's parameters are read with the shared names beside TGI's own.
-      {RequestObject::kTgiParameters,
-       {"TGI's parameters", true, {"max_new_tokens", "do_sample", "details", "return_full_text"}}},
-      {RequestObject::kLoadLora, {"POST /v1/load_lora_adapter", false, {"lora_name", "lora_path"}}},
-      {RequestObject::kUnloadLora, {"POST /v1/unload_lora_adapter", false, {"lora_name"}}},
-  };
-  return objects.at(kind);
+ObjectFields fields_of(RequestObject kind) {
+  switch (kind) {
+    case RequestObject::kCompletions:
+      return {
+          "POST /v1/completions",
+          true,
+          {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "user", "priority"},
+          {}};
+    case RequestObject::kChatCompletions:
+      return {"POST /v1/chat/completions",
+              true,
+              {"model", "messages", "stream", "stream_options", "logprobs", "top_logprobs",
+               "max_completion_tokens", "add_generation_prompt", "user", "priority"},
+              {}};
+    case RequestObject::kChatMessage:
+      return {"a chat message", false, {"role", "content"}, {}};
+    case RequestObject::kStreamOptions:
+      return {"stream_options", false, {"include_usage"}, {}};
+    case RequestObject::kVllmGenerate:
+      return {"vLLM's POST /generate", true, {"prompt", "stream", "priority"}, {}};
+    case RequestObject::kTgiGenerate:
+      return {"TGI's generate", false, {"inputs", "parameters", "stream"}, {}};
+    case RequestObject::kTgiParameters:
+      // TGI's parameters are read with the shared names beside TGI's own, but its grammar is
+      // TGI's object, not llama.cpp's GBNF.
+      return {"TGI's parameters",
+              true,
+              {"max_new_tokens", "do_sample", "details", "return_full_text"},
+              {"grammar"}};
+    case RequestObject::kLoadLora:
+      return {"POST /v1/load_lora_adapter", false, {"lora_name", "lora_path"}, {}};
+    case RequestObject::kUnloadLora:
+      return {"POST /v1/unload_lora_adapter", false, {"lora_name"}, {}};
+  }
+  throw std::logic_error("unknown request object");
 }
 
 // Fields of the APIs Baton follows (OpenAI, vLLM, TGI) that it does not honour, and why. A value
@@ -87,7 +82,10 @@ const std::map<std::string_view, Refusal>& refusals() {
       {"guided_decoding_backend", {kConstrained, {}}},
       {"guided_whitespace_pattern", {kConstrained, {}}},
       {"structured_outputs", {kConstrained, {}}},
-      {"grammar", {kConstrained, {}}},
+      {"grammar",
+       {"is TGI's grammar object, which Baton does not take; llama.cpp's GBNF string is taken on "
+        "the OpenAI routes",
+        {}}},
       {"json_schema", {kConstrained, {}}},
       {"logit_bias", {"is not supported: token biases are not applied", {}}},
       {"allowed_token_ids", {"is not supported: the vocabulary is not restricted", {}}},
@@ -121,15 +119,16 @@ const std::map<std::string_view, Refusal>& refusals() {
 
 bool honoured(const ObjectFields& fields, std::string_view name) {
   if (std::ranges::find(fields.own, name) != fields.own.end()) return true;
-  return fields.generation_fields &&
-         std::ranges::find(kGenerationFields, name) != std::end(kGenerationFields);
+  const auto& shared = cli::generation_fields();
+  return fields.generation_fields && std::ranges::find(shared, name) != shared.end() &&
+         std::ranges::find(fields.not_shared, name) == fields.not_shared.end();
 }
 
 }  // namespace
 
 void refuse_unhonoured_fields(const nlohmann::json& object, RequestObject kind,
                               const std::string& prefix) {
-  const ObjectFields& fields = fields_of(kind);
+  const ObjectFields fields = fields_of(kind);
   for (const auto& [name, value] : object.items()) {
     if (value.is_null() || honoured(fields, name)) continue;
     const auto refusal = refusals().find(name);
@@ -143,10 +142,10 @@ void refuse_unhonoured_fields(const nlohmann::json& object, RequestObject kind,
 }
 
 std::vector<std::string_view> honoured_fields(RequestObject kind) {
-  const ObjectFields& fields = fields_of(kind);
+  const ObjectFields fields = fields_of(kind);
   std::vector<std::string_view> names = fields.own;
-  if (fields.generation_fields) {
-    names.insert(names.end(), std::begin(kGenerationFields), std::end(kGenerationFields));
+  for (const std::string_view name : cli::generation_fields()) {
+    if (honoured(fields, name)) names.push_back(name);
   }
   std::ranges::sort(names);
   return names;

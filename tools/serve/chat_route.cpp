@@ -76,7 +76,7 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   const StreamChoice stream = read_stream_choice(body, call.params);
   call.stream = stream.stream;
   call.include_usage = stream.include_usage;
-  call.priority = read_priority(body);
+  call.priority = read_priority(body, context);
   return call;
 }
 

@@ -78,7 +78,7 @@ CompletionCall read_call(const nlohmann::json& body, const RouteContext& context
   call.stream = stream.stream;
   call.include_usage = stream.include_usage;
   call.echo = read_bool(body, "echo", false);
-  call.priority = read_priority(body);
+  call.priority = read_priority(body, context);
   call.prompts = read_prompts(body, context);
   return call;
 }

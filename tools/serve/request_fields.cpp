@@ -1,7 +1,10 @@
 #include "tools/serve/request_fields.h"
 
+#include <cstdint>
 #include <utility>
 
+#include "baton/error.h"
+#include "core/sampling/grammar.h"
 #include "tools/request_json.h"
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
@@ -48,6 +51,16 @@ GenerationParams read_generation_params(const nlohmann::json& body, int32_t defa
     throw ApiError(400, e.what(), e.field());
   }
   if (params.max_tokens < 1) throw bad_field("max_tokens", "must be at least 1");
+  if (!params.grammar.empty()) {
+    // Checked here, so that a bad grammar is a 400 naming the field before the request is
+    // queued; the engine compiles it again for its vocabulary.
+    if (params.use_beam_search) throw bad_field("grammar", "is not supported with beam search");
+    try {
+      parse_gbnf(params.grammar);
+    } catch (const Error& e) {
+      throw bad_field("grammar", e.what());
+    }
+  }
   return params;
 }
 
@@ -89,10 +102,17 @@ int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback
   return it->get<int64_t>();
 }
 
-int32_t read_priority(const nlohmann::json& body) {
+int32_t read_priority(const nlohmann::json& body, const RouteContext& context) {
   const int64_t priority = read_int(body, "priority", 0);
-  if (!std::in_range<int32_t>(priority)) throw bad_field("priority", "is out of range");
-  return static_cast<int32_t>(priority);
+  if (priority == 0) return 0;
+  if (!context.priority_scheduling) {
+    throw bad_field("priority",
+                    "needs the priority scheduling policy (--scheduling-policy "
+                    "priority)");
+  }
+  // Negated, the value must fit too.
+  if (priority <= INT32_MIN || priority > INT32_MAX) throw bad_field("priority", "is out of range");
+  return static_cast<int32_t>(-priority);
 }
 
 void fit_context(const std::vector<int32_t>& prompt, const RouteContext& context,

@@ -41,9 +41,10 @@ StreamChoice read_stream_choice(const nlohmann::json& body, const GenerationPara
 bool read_bool(const nlohmann::json& body, const char* field, bool fallback);
 int64_t read_int(const nlohmann::json& body, const char* field, int64_t fallback);
 
-// vLLM's "priority" (higher is scheduled first under --scheduling-policy priority; the engine
-// refuses a non-zero one under other policies), 0 when absent.
-int32_t read_priority(const nlohmann::json& body);
+// vLLM's "priority" as the engine takes it: vLLM schedules lower values first, the engine
+// higher ones, so the value is negated. 0 when absent; a non-zero one is 400 unless the server
+// schedules by priority.
+int32_t read_priority(const nlohmann::json& body, const RouteContext& context);
 
 // The prompt tokens of one request, checked against the context and the server's limits: a
 // prompt that fills the context or is longer than --max-prompt-tokens is 400 on `prompt_field`;

@@ -20,6 +20,7 @@ struct RouteContext {
   int32_t context_size = 0;
   int32_t vocab_size = 0;
   cli::RequestLimits limits;
+  bool priority_scheduling = false;  // --scheduling-policy priority: requests may set priority
 };
 
 }  // namespace baton::serve

@@ -40,12 +40,12 @@ TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLim
   if (stream && read_int(p, "best_of", 1) > 1) {
     throw bad_field("best_of", "must be 1 when streaming");
   }
-  if (p.contains("temperature") && p["temperature"].is_number() &&
+  if (field_given(p, "temperature") && p["temperature"].is_number() &&
       p["temperature"].get<double>() <= 0) {
     throw bad_field("temperature", "must be strictly positive");
   }
-  call.sampling = read_bool(p, "do_sample", false) || p.contains("temperature") ||
-                  p.contains("top_k") || p.contains("top_p");
+  call.sampling = read_bool(p, "do_sample", false) || field_given(p, "temperature") ||
+                  field_given(p, "top_k") || field_given(p, "top_p");
   call.params = read_generation_params(p, kDefaultMaxNewTokens, limits);
   if (!call.sampling) call.params.sampling.temperature = 0;
   call.details = read_bool(p, "details", false);

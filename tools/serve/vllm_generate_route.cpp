@@ -31,7 +31,7 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
   const bool stream = read_stream_choice(body, params).stream;
   Request r{.params = params,
             .prompt_tokens = context.llm.tokenize(prompt, true, false),
-            .priority = read_priority(body)};
+            .priority = read_priority(body, context)};
   fit_context(r.prompt_tokens, context, "prompt", field_given(body, "max_tokens"), r.params);
   std::vector<Request> requests;
   requests.push_back(std::move(r));

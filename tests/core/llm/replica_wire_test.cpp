@@ -32,6 +32,7 @@ TEST(ReplicaWire, RouterFramesCarryEveryCommandAndParameter) {
   p.use_beam_search = true;
   p.beam_width = 6;
   p.length_penalty = 0.7f;
+  p.grammar = "root ::= \"a\"+";
   RouterFrame frame;
   frame.shutdown = true;
   frame.commands.push_back({.kind = ReplicaCommand::Kind::kAdd,
@@ -72,6 +73,7 @@ TEST(ReplicaWire, RouterFramesCarryEveryCommandAndParameter) {
   EXPECT_TRUE(q.use_beam_search);
   EXPECT_EQ(q.beam_width, 6);
   EXPECT_EQ(q.length_penalty, 0.7f);
+  EXPECT_EQ(q.grammar, p.grammar);
   EXPECT_EQ(back.commands[1].kind, ReplicaCommand::Kind::kAbort);
   EXPECT_EQ(back.commands[1].id, 12u);
   EXPECT_EQ(back.commands[2].kind, ReplicaCommand::Kind::kAbortSample);
@@ -92,6 +94,7 @@ TEST(ReplicaWire, ReplicaFramesCarryUpdatesWithTheirAgeAndStats) {
                            .cumulative_logprob = -0.75,
                            .finished = true,
                            .finish_reason = FinishReason::kStop,
+                           .last_token_is_text = true,
                            .first_scheduled = sent - std::chrono::milliseconds(30),
                            .cached_prompt_tokens = 16});
   frame.updates.push_back(
@@ -115,6 +118,7 @@ TEST(ReplicaWire, ReplicaFramesCarryUpdatesWithTheirAgeAndStats) {
   EXPECT_EQ(u.cumulative_logprob, -0.75);
   EXPECT_TRUE(u.finished);
   EXPECT_EQ(u.finish_reason, FinishReason::kStop);
+  EXPECT_TRUE(u.last_token_is_text);
   EXPECT_EQ(u.first_scheduled, received - std::chrono::milliseconds(30))
       << "the same age before the receiver's now";
   EXPECT_EQ(u.cached_prompt_tokens, 16);

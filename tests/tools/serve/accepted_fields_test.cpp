@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "tests/tools/serve/serve_test_support.h"
+#include "tools/request_json.h"
 #include "tools/serve/accepted_fields.h"
 
 namespace baton::testing {
@@ -69,6 +70,7 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
           {"model", "kjv", 404, ""},  // a name the server does not serve: 404, as vLLM answers
           {"frequency_penalty", 0.5, 200, ""},
           {"logprobs", true, 200, ""},
+          {"top_logprobs", 2, 400, "needs \"logprobs\": true"},  // read, and checked
           {"max_completion_tokens", 2, 200, ""},
           {"n", 2, 200, ""},
           {"presence_penalty", 0.5, 200, ""},
@@ -80,6 +82,10 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
           {"top_p", 0.9, 200, ""},
           {"user", "user-1", 200, ""},
           {"priority", 0, 200, ""},
+          // Refused before it is queued: this server schedules first come, first served.
+          {"priority", 3, 400, "--scheduling-policy priority"},
+          {"grammar", R"(root ::= "yes" | "no")", 200, ""},
+          {"grammar", "root ::= item", 400, "rule 'item' is not defined"},
           {"add_generation_prompt", true, 200, ""},
           {"top_k", 5, 200, ""},
           {"min_p", 0.1, 200, ""},
@@ -100,6 +106,8 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
           {"function_call", "auto", 400, kConstrained},
           {"guided_json", {{"type", "object"}}, 400, kConstrained},
           {"guided_choice", json::array({"a", "b"}), 400, kConstrained},
+          {"guided_grammar", R"(root ::= "a")", 400, kConstrained},
+          {"json_schema", {{"type", "object"}}, 400, kConstrained},
           {"logit_bias", {{"1", 5}}, 400, "token biases are not applied"},
           {"audio", {{"voice", "alloy"}, {"format", "wav"}}, 400, "writes text only"},
           {"modalities", json::array({"text", "audio"}), 400, "writes text only"},
@@ -128,17 +136,19 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
   a = post_json(port(), "/v1/chat/completions", tool_reply);
   EXPECT_EQ(a.status, 400) << a.body;
   EXPECT_EQ(a.json()["error"]["param"], "messages[1].tool_call_id") << a.body;
-  // A priority reaches the engine, which under this server's fcfs policy refuses it.
+  // Refused before anything streams.
   json prioritized = base;
   prioritized["priority"] = 3;
+  prioritized["stream"] = true;
   a = post_json(port(), "/v1/chat/completions", prioritized);
   EXPECT_EQ(a.status, 400) << a.body;
-  EXPECT_NE(a.body.find("--scheduling-policy priority"), std::string::npos) << a.body;
 }
 
 TEST_F(AcceptedFields, CompletionsHonoursOrRefusesEveryOpenAiField) {
   expect_cases("/v1/completions", {{"prompt", "In the beginning"}, {"max_tokens", 2}},
                {
+                   {"model", "kjv", 404, ""},
+                   {"stream_options", {{"include_usage", true}}, 200, ""},
                    {"best_of", 2, 200, ""},
                    {"echo", true, 200, ""},
                    {"frequency_penalty", 0.5, 200, ""},
@@ -193,18 +203,65 @@ TEST_F(AcceptedFields, VllmAndTgiGenerateHonourOrRefuseTheirFields) {
                              {"typical_p", nullptr},
                              {"watermark", false},
                              {"adapter_id", nullptr}}}};
-  expect_cases(
-      "/generate", tgi_client,
-      {
-          {"parameters.details", false, 200, ""},
-          {"parameters.watermark", true, 422, "not watermarked"},
-          {"parameters.typical_p", 0.5, 422, "typical sampling"},
-          {"parameters.grammar", {{"type", "json"}, {"value", json::object()}}, 422, kConstrained},
-          {"parameters.adapter_id", "sql", 422, "\"model\""},
-          {"parameters.truncate", 8, 422, "refused, not truncated"},
-          {"stream", true, 422, "must be false on /generate"},
-          {"no_such_field", 1, 422, "is not a field of TGI's generate"},
-      });
+  expect_cases("/generate", tgi_client,
+               {
+                   {"parameters.details", false, 200, ""},
+                   {"parameters.watermark", true, 422, "not watermarked"},
+                   {"parameters.typical_p", 0.5, 422, "typical sampling"},
+                   {"parameters.grammar",
+                    {{"type", "json"}, {"value", json::object()}},
+                    422,
+                    "TGI's grammar object"},
+                   {"parameters.adapter_id", "sql", 422, "\"model\""},
+                   {"parameters.truncate", 8, 422, "refused, not truncated"},
+                   {"stream", true, 422, "must be false on /generate"},
+                   {"no_such_field", 1, 422, "is not a field of TGI's generate"},
+               });
+}
+
+TEST_F(AcceptedFields, GrammarShapesTheAnswer) {
+  for (const char* route : {"/v1/completions", "/v1/chat/completions"}) {
+    json body = {{"prompt", "Is it so?"},
+                 {"messages", json::array({{{"role", "user"}, {"content", "Is it so?"}}})},
+                 {"grammar", R"(root ::= ("yes" | "no") ".")"},
+                 {"max_tokens", 8},
+                 {"seed", 4}};
+    body.erase(std::string(route) == "/v1/completions" ? "messages" : "prompt");
+    const HttpAnswer a = post_json(port(), route, body);
+    ASSERT_EQ(a.status, 200) << a.body;
+    const json choice = a.json()["choices"][0];
+    const std::string text =
+        choice.contains("text") ? choice["text"] : choice["message"]["content"];
+    EXPECT_TRUE(text == "yes." || text == "no.") << a.body;
+    EXPECT_EQ(choice["finish_reason"], "stop") << a.body;
+  }
+}
+
+TEST(AcceptedFieldsPriority, VllmPrioritiesWhereTheServerSchedulesByThem) {
+  serve::ServeOptions options;
+  options.model.scheduling_policy = "priority";
+  const RunningServer server(options);
+  const json body = {{"prompt", "In the beginning"}, {"max_tokens", 2}};
+  for (const int64_t priority : {-5LL, 0LL, 7LL}) {
+    json prioritized = body;
+    prioritized["priority"] = priority;
+    EXPECT_EQ(post_json(server.port(), "/v1/completions", prioritized).status, 200) << priority;
+  }
+  json huge = body;
+  huge["priority"] = int64_t{1} << 40;
+  EXPECT_EQ(post_json(server.port(), "/v1/completions", huge).status, 400);
+}
+
+TEST(AcceptedFieldsList, EverySharedFieldIsReadByTheRequestParser) {
+  // A value of the wrong type is refused naming the field only where the parser reads it.
+  for (const std::string_view name : cli::generation_fields()) {
+    try {
+      cli::generation_params_from_json({{std::string(name), {{"x", 1}}}}, {});
+      ADD_FAILURE() << name << " is listed but not read";
+    } catch (const cli::FieldError& e) {
+      EXPECT_EQ(e.field(), name);
+    }
+  }
 }
 
 TEST(AcceptedFieldsList, ABodyOfEveryHonouredFieldPassesTheCheck) {

@@ -1,0 +1,48 @@
+#pragma once
+
+// A grammar applied to sampling: which tokens may come next, and the matcher moved on by the
+// token chosen.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/sampling/grammar_matcher.h"
+#include "core/tokenizer/tokenizer.h"
+
+namespace baton {
+
+// A vocabulary as a grammar sees it, built once per tokenizer.
+struct TokenPieces {
+  std::vector<std::string> pieces;  // each token's text; empty for control tokens
+  std::vector<int32_t> end_tokens;  // end of generation: allowed only where the text is complete
+  // The tokens with text, ordered by it: neighbours share prefixes, which the mask checks once.
+  std::vector<int32_t> by_text;
+
+  static std::shared_ptr<const TokenPieces> of(const Tokenizer& tokenizer);
+  static std::shared_ptr<const TokenPieces> from(std::vector<std::string> pieces,
+                                                 std::vector<int32_t> end_tokens);
+};
+
+class GrammarConstraint {
+ public:
+  // With `may_end` false (ignore_eos), end tokens are never allowed; generation then ends when
+  // the grammar allows nothing more.
+  GrammarConstraint(std::shared_ptr<const Grammar> grammar,
+                    std::shared_ptr<const TokenPieces> pieces, bool may_end);
+
+  // allowed[id] != 0 for every token that may come next.
+  void allowed(std::vector<char>& allowed) const;
+  // Moves past `token`, which allowed() must have allowed.
+  void accept(int32_t token);
+  // Nothing may follow the text so far.
+  bool finished() const { return matcher_.finished(); }
+
+ private:
+  GrammarMatcher matcher_;
+  std::shared_ptr<const TokenPieces> pieces_;
+  bool may_end_;
+};
+
+}  // namespace baton
