@@ -5,6 +5,11 @@
 #include "baton/error.h"
 
 namespace baton {
+namespace {
+
+constexpr size_t kCachedMasks = 64;
+
+}  // namespace
 
 std::shared_ptr<const TokenPieces> TokenPieces::of(const Tokenizer& tokenizer) {
   std::vector<std::string> pieces;
@@ -37,7 +42,19 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
 // Tokens in the order of their text, each checked from the state after the prefix it shares
 // with the one before (kept per byte in `path`), so a shared prefix is walked once, and every
 // token under a prefix the grammar refuses is skipped without a step.
-void GrammarConstraint::allowed(std::vector<char>& allowed) const {
+void GrammarConstraint::allowed(std::vector<char>& allowed) {
+  const auto cached = masks_.find(matcher_.state());
+  if (cached != masks_.end()) {
+    allowed = cached->second;
+    return;
+  }
+  compute(allowed);
+  // Bounded: each mask is a byte per token.
+  if (masks_.size() >= kCachedMasks) masks_.clear();
+  masks_.emplace(matcher_.state(), allowed);
+}
+
+void GrammarConstraint::compute(std::vector<char>& allowed) const {
   const std::vector<std::string>& pieces = pieces_->pieces;
   allowed.assign(pieces.size(), 0);
   if (!matcher_.finished()) {

@@ -4,6 +4,7 @@
 // token chosen.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,14 +34,19 @@ class GrammarConstraint {
                     std::shared_ptr<const TokenPieces> pieces, bool may_end);
 
   // allowed[id] != 0 for every token that may come next.
-  void allowed(std::vector<char>& allowed) const;
+  void allowed(std::vector<char>& allowed);
   // Moves past `token`, which allowed() must have allowed.
   void accept(int32_t token);
   // Nothing may follow the text so far.
   bool finished() const { return matcher_.finished(); }
 
  private:
+  void compute(std::vector<char>& allowed) const;
+
   GrammarMatcher matcher_;
+  // Masks by the matcher's state: a generation comes back to the same state often (each
+  // character inside a string, each item of a list), and the mask depends on nothing else.
+  std::map<GrammarMatcher::State, std::vector<char>> masks_;
   std::shared_ptr<const TokenPieces> pieces_;
   bool may_end_;
 };

@@ -41,6 +41,7 @@ class GrammarMatcher {
   struct State {
     std::vector<Stack> stacks;  // sorted, without duplicates
     std::string pending;        // the bytes of a character not yet complete
+    auto operator<=>(const State&) const = default;
   };
   const State& state() const { return state_; }
   // `state` after `bytes`, or false when the grammar does not allow them.

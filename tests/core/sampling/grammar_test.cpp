@@ -192,5 +192,20 @@ TEST(GrammarConstraint, AllowsTheTokensThatContinueAndEndsOnlyWhenComplete) {
   EXPECT_THROW(no_end.accept(7), Error);
 }
 
+TEST(GrammarConstraint, AStateMetAgainGetsTheSameMask) {
+  const auto pieces = TokenPieces::from({"a", "b", "", "ab"}, {2});
+  GrammarConstraint constraint(
+      std::make_shared<const Grammar>(parse_gbnf(R"(root ::= ("a" | "b")* "b")")), pieces, true);
+  std::vector<char> first, again;
+  constraint.allowed(first);
+  constraint.accept(0);  // "a": the same state as before it
+  constraint.allowed(again);
+  EXPECT_EQ(first, again);
+  EXPECT_EQ(first, (std::vector<char>{1, 1, 0, 1}));
+  constraint.accept(1);  // "b": complete now, so the end token joins
+  constraint.allowed(again);
+  EXPECT_EQ(again, (std::vector<char>{1, 1, 1, 1}));
+}
+
 }  // namespace
 }  // namespace baton
