@@ -238,6 +238,9 @@ void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
          [&g](const std::string& path) {
            std::ifstream file(path);
            g.grammar.assign(std::istreambuf_iterator<char>(file), {});
+           if (file.bad() || g.grammar.empty()) {
+             throw CLI::ValidationError("--grammar-file", path + " could not be read, or is empty");
+           }
          },
          "file of a GBNF grammar the output must follow")
       ->check(CLI::ExistingFile);

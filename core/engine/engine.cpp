@@ -165,7 +165,13 @@ std::unique_ptr<GrammarConstraint> Engine::grammar_constraint(const GenerationPa
   if (params.grammar.empty()) return nullptr;
   auto grammar = std::make_shared<const Grammar>(parse_gbnf(params.grammar));
   if (!token_pieces_) token_pieces_ = TokenPieces::of(tokenizer_);
-  return std::make_unique<GrammarConstraint>(std::move(grammar), token_pieces_, !params.ignore_eos);
+  auto constraint = std::make_unique<GrammarConstraint>(std::move(grammar), token_pieces_,
+                                                        !params.ignore_eos, params.stop_token_ids);
+  if (constraint->finished() && params.ignore_eos) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the grammar matches only the empty text, and ignore_eos leaves no way to end");
+  }
+  return constraint;
 }
 
 bool Engine::pin_adapter(Request& request, Sequence& first, bool arriving) {
@@ -483,10 +489,13 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
     if (chunk.needs_logits) with_logits.push_back(chunk.sequence);
   }
   std::vector<SequenceUpdate> updates;
+  // Requests whose grammar failed in this step, dropped after it: siblings may follow.
+  std::map<uint64_t, std::string> grammar_failures;
   const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
   for (size_t row = 0; row < with_logits.size(); ++row) {
     Sequence& s = *with_logits[row];
     const uint64_t id = s.id;
+    if (grammar_failures.contains(id)) continue;
     Request& request = *requests_.at(id);
     if (request.params.max_tokens == 0) {
       for (int32_t i = 0; i < reported_completions(request.params); ++i) {
@@ -499,9 +508,21 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
     if (request.params.use_beam_search) {
       advance_beams(request, s, row_logits, updates);
     } else {
-      sample_tokens(request, s, row_logits, updates);
+      try {
+        sample_tokens(request, s, row_logits, updates);
+      } catch (const Error& e) {
+        // The request's own grammar (one that allows no token here, or grew past its bounds)
+        // ends that request alone.
+        if (e.category() != ErrorCategory::kInvalidArgument) throw;
+        grammar_failures.emplace(id, e.what());
+        continue;
+      }
     }
     if (request.sequences.empty()) requests_.erase(id);
+  }
+  for (const auto& [id, reason] : grammar_failures) {
+    updates.push_back({.id = id, .finished = true, .error = reason});
+    drop(id);
   }
   // After the logits: a rejected prompt may have siblings in this step's chunks.
   for (const auto& [sequence, reason] : plan.rejected) {

@@ -34,8 +34,11 @@ bool GrammarElement::matches_any(uint32_t low, uint32_t high) const {
 
 namespace {
 
-// Repetitions past this many copies are refused: each copy is a copy of the elements.
-constexpr int kMaxRepetitions = 1000;
+// A grammar may come from any client of the server: bounds on what parsing it may build.
+constexpr int kMaxRepetitions = 1000;    // {m,n}: each copy is a copy of the elements
+constexpr size_t kMaxElements = 100000;  // over all rules
+constexpr size_t kMaxRules = 4096;       // written and generated
+constexpr int kMaxNesting = 128;         // groups inside groups
 
 class GbnfParser {
  public:
@@ -104,6 +107,10 @@ class GbnfParser {
     return it->second;
   }
   int32_t new_rule(const std::string& name) {
+    if (grammar_.rules.size() >= kMaxRules) {
+      fail("more than " + std::to_string(kMaxRules) +
+           " rules, with those groups and repetitions make");
+    }
     grammar_.rules.emplace_back();
     grammar_.names.push_back(name);
     defined_.push_back(false);
@@ -144,6 +151,14 @@ class GbnfParser {
     return alternatives;
   }
 
+  // Counts `count` more elements against kMaxElements.
+  void add_elements(size_t count) {
+    elements_ += count;
+    if (elements_ > kMaxElements) {
+      fail("more than " + std::to_string(kMaxElements) + " elements, repetitions written out");
+    }
+  }
+
   GrammarAlternative parse_sequence(const std::string& rule, bool nested) {
     GrammarAlternative sequence;
     while (true) {
@@ -163,11 +178,15 @@ class GbnfParser {
         ++pos_;
         sequence.push_back({.negated = true});
       } else if (c == '(') {
+        if (++nesting_ > kMaxNesting) {
+          fail("groups nested deeper than " + std::to_string(kMaxNesting));
+        }
         ++pos_;
         skip_space(true);
         std::vector<GrammarAlternative> group = parse_alternatives(rule, true);
         if (peek() != ')') fail("expected ')'");
         ++pos_;
+        --nesting_;
         sequence.push_back({.rule = define_generated(rule, std::move(group))});
       } else if (is_name_char(c)) {
         const size_t at = pos_;
@@ -177,6 +196,8 @@ class GbnfParser {
       } else {
         return sequence;
       }
+      add_elements(sequence.size() - item_start);
+      skip_space(nested);
       parse_repetition(rule, sequence, item_start);
       skip_space(nested);
     }
@@ -195,11 +216,15 @@ class GbnfParser {
       max = 1;
     } else if (c == '{') {
       ++pos_;
+      skip_space(false);
       min = parse_count();
+      skip_space(false);
       max = min;
       if (peek() == ',') {
         ++pos_;
+        skip_space(false);
         max = peek() == '}' ? -1 : parse_count();
+        skip_space(false);
       }
       if (peek() != '}') fail("expected '}'");
       ++pos_;
@@ -210,6 +235,8 @@ class GbnfParser {
     if (item_start == sequence.size()) fail("nothing to repeat");
     const GrammarAlternative item(sequence.begin() + static_cast<ptrdiff_t>(item_start),
                                   sequence.end());
+    // Written out below: min copies, and one more for each optional or the unbounded tail.
+    add_elements(item.size() * static_cast<size_t>(std::max(min, max) + 1));
     sequence.resize(item_start);
     for (int i = 0; i < min; ++i) sequence.insert(sequence.end(), item.begin(), item.end());
     if (max == -1) {
@@ -250,6 +277,7 @@ class GbnfParser {
       element.negated = true;
       ++pos_;
     }
+    if (peek() == ']' && !element.negated) fail("a character class matches nothing");
     while (peek() != ']') {
       if (pos_ >= text_.size()) fail("a character class is not closed");
       const uint32_t low = parse_char();
@@ -313,6 +341,7 @@ class GbnfParser {
       ++pos_;
     }
     if (value > 0x10FFFF) fail("a code point past U+10FFFF");
+    if (value >= 0xD800 && value <= 0xDFFF) fail("a surrogate code point, which no text holds");
     return value;
   }
 
@@ -364,6 +393,8 @@ class GbnfParser {
   std::map<std::string, int32_t> ids_;
   std::vector<bool> defined_;
   std::vector<size_t> first_use_;
+  size_t elements_ = 0;
+  int nesting_ = 0;
 };
 
 }  // namespace

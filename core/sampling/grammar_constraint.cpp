@@ -7,7 +7,10 @@
 namespace baton {
 namespace {
 
+// Masks kept per sequence, a bit per token: at most 64, in at most 256 KiB (13 masks of a
+// 150k vocabulary).
 constexpr size_t kCachedMasks = 64;
+constexpr size_t kCachedMaskBytes = 256 << 10;
 
 }  // namespace
 
@@ -36,23 +39,37 @@ std::shared_ptr<const TokenPieces> TokenPieces::from(std::vector<std::string> pi
 }
 
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
-                                     std::shared_ptr<const TokenPieces> pieces, bool may_end)
-    : matcher_(std::move(grammar)), pieces_(std::move(pieces)), may_end_(may_end) {}
+                                     std::shared_ptr<const TokenPieces> pieces, bool may_end,
+                                     std::vector<int32_t> stop_tokens)
+    : matcher_(std::move(grammar)),
+      pieces_(std::move(pieces)),
+      may_end_(may_end),
+      stop_tokens_(std::move(stop_tokens)) {
+  std::erase_if(stop_tokens_, [&](int32_t id) {
+    return id < 0 || static_cast<size_t>(id) >= pieces_->pieces.size();
+  });
+}
+
+void GrammarConstraint::allowed(std::vector<char>& allowed) {
+  const auto cached = masks_.find(matcher_.state());
+  if (cached != masks_.end()) {
+    allowed.resize(pieces_->pieces.size());
+    for (size_t id = 0; id < allowed.size(); ++id)
+      allowed[id] = cached->second[id / 64] >> (id % 64) & 1;
+    return;
+  }
+  compute(allowed);
+  std::vector<uint64_t> bits((allowed.size() + 63) / 64);
+  for (size_t id = 0; id < allowed.size(); ++id)
+    bits[id / 64] |= uint64_t{allowed[id] != 0} << (id % 64);
+  const size_t room = std::max<size_t>(1, kCachedMaskBytes / (bits.size() * sizeof(uint64_t)));
+  if (masks_.size() >= std::min(room, kCachedMasks)) masks_.clear();
+  masks_.emplace(matcher_.state(), std::move(bits));
+}
 
 // Tokens in the order of their text, each checked from the state after the prefix it shares
 // with the one before (kept per byte in `path`), so a shared prefix is walked once, and every
 // token under a prefix the grammar refuses is skipped without a step.
-void GrammarConstraint::allowed(std::vector<char>& allowed) {
-  const auto cached = masks_.find(matcher_.state());
-  if (cached != masks_.end()) {
-    allowed = cached->second;
-    return;
-  }
-  compute(allowed);
-  // Bounded: each mask is a byte per token.
-  if (masks_.size() >= kCachedMasks) masks_.clear();
-  masks_.emplace(matcher_.state(), allowed);
-}
 
 void GrammarConstraint::compute(std::vector<char>& allowed) const {
   const std::vector<std::string>& pieces = pieces_->pieces;
@@ -79,14 +96,19 @@ void GrammarConstraint::compute(std::vector<char>& allowed) const {
       if (dead == SIZE_MAX) allowed[id] = matcher_.could_complete(path.back());
     }
   }
-  if (may_end_ && matcher_.complete()) {
-    for (const int32_t id : pieces_->end_tokens) allowed[id] = 1;
+  if (matcher_.complete()) {
+    if (may_end_) {
+      for (const int32_t id : pieces_->end_tokens) allowed[id] = 1;
+    }
+    for (const int32_t id : stop_tokens_) allowed[id] = 1;
   }
 }
 
 void GrammarConstraint::accept(int32_t token) {
-  const bool ends = std::ranges::find(pieces_->end_tokens, token) != pieces_->end_tokens.end();
-  if (ends && may_end_ && matcher_.complete()) return;
+  const bool ends =
+      (may_end_ && std::ranges::find(pieces_->end_tokens, token) != pieces_->end_tokens.end()) ||
+      std::ranges::find(stop_tokens_, token) != stop_tokens_.end();
+  if (ends && matcher_.complete()) return;
   if (pieces_->pieces[token].empty() || !matcher_.advance(pieces_->pieces[token])) {
     throw Error(ErrorCategory::kInternal, "token " + std::to_string(token) +
                                               " was sampled but the grammar does not allow it");

@@ -28,10 +28,12 @@ struct TokenPieces {
 
 class GrammarConstraint {
  public:
-  // With `may_end` false (ignore_eos), end tokens are never allowed; generation then ends when
-  // the grammar allows nothing more.
+  // With `may_end` false (ignore_eos), end-of-generation tokens are never allowed; generation
+  // then ends when the grammar allows nothing more. `stop_tokens` (a request's stop_token_ids)
+  // are allowed where the text is complete, as end tokens are.
   GrammarConstraint(std::shared_ptr<const Grammar> grammar,
-                    std::shared_ptr<const TokenPieces> pieces, bool may_end);
+                    std::shared_ptr<const TokenPieces> pieces, bool may_end,
+                    std::vector<int32_t> stop_tokens = {});
 
   // allowed[id] != 0 for every token that may come next.
   void allowed(std::vector<char>& allowed);
@@ -44,11 +46,13 @@ class GrammarConstraint {
   void compute(std::vector<char>& allowed) const;
 
   GrammarMatcher matcher_;
-  // Masks by the matcher's state: a generation comes back to the same state often (each
-  // character inside a string, each item of a list), and the mask depends on nothing else.
-  std::map<GrammarMatcher::State, std::vector<char>> masks_;
+  // Masks by the matcher's state, a bit per token: a generation comes back to the same state
+  // often (each character inside a string, each item of a list), and the mask depends on
+  // nothing else that changes.
+  std::map<GrammarMatcher::State, std::vector<uint64_t>> masks_;
   std::shared_ptr<const TokenPieces> pieces_;
   bool may_end_;
+  std::vector<int32_t> stop_tokens_;
 };
 
 }  // namespace baton

@@ -1,7 +1,10 @@
 #include "core/sampling/grammar_matcher.h"
 
 #include <algorithm>
+#include <set>
+#include <string>
 
+#include "baton/error.h"
 #include "core/tokenizer/utf8.h"
 
 namespace baton {
@@ -23,62 +26,108 @@ std::pair<uint32_t, uint32_t> completions_of(std::string_view prefix) {
   }
   // The smallest value of each length: below it the encoding would be overlong, not UTF-8.
   constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};
-  return {std::max(low, kSmallest[length]), std::min<uint32_t>(high, 0x10FFFF)};
+  low = std::max(low, kSmallest[length]);
+  // ED A0..BF would be a surrogate, which UTF-8 excludes.
+  if (lead == 0xED) high = std::min<uint32_t>(high, 0xD7FF);
+  return {low, std::min<uint32_t>(high, 0x10FFFF)};
 }
 
 }  // namespace
 
+// A grammar is untrusted input (a server takes it from any client), and an ambiguous one can
+// have exponentially many ways to go on: these bound the work one state or step may take. Past
+// them the grammar is refused with an error, never left to exhaust the thread or its memory.
+constexpr size_t kMaxStacks = 1024;       // ways to go on after one character
+constexpr size_t kMaxExpansions = 65536;  // rule references opened for one character
+constexpr size_t kMaxDepth = 1024;        // rules inside rules
+// Until this many references are opened in one step, stacks met twice are just expanded twice
+// (cheaper than remembering them); past it, each is expanded once.
+constexpr size_t kRememberAfter = 256;
+
+struct GrammarMatcher::Expansion {
+  size_t opened = 0;
+  std::set<Stack> seen;
+};
+
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
     : grammar_(std::move(grammar)) {
+  Expansion expansion;
   const auto& root = grammar_->rules[grammar_->root];
   for (size_t alternative = 0; alternative < root.size(); ++alternative) {
-    expand({{grammar_->root, static_cast<int32_t>(alternative), 0}}, state_.stacks);
+    expand({{grammar_->root, static_cast<int32_t>(alternative), 0}}, state_.stacks, expansion);
   }
-  std::ranges::sort(state_.stacks);
-  state_.stacks.erase(std::unique(state_.stacks.begin(), state_.stacks.end()), state_.stacks.end());
+  settle(state_.stacks);
+}
+
+void GrammarMatcher::settle(std::vector<Stack>& stacks) {
+  std::ranges::sort(stacks);
+  stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
+  if (stacks.size() > kMaxStacks) {
+    throw Error(ErrorCategory::kInvalidArgument, "the grammar is too ambiguous: more than " +
+                                                     std::to_string(kMaxStacks) +
+                                                     " ways to go on after one character");
+  }
 }
 
 // Pops finished alternatives and opens rule references until the top is a character class (or
 // the stack is empty: the grammar is satisfied); a reference to a rule of k alternatives gives k
-// stacks. The grammar has no left recursion (parse_gbnf refuses it), so this ends.
-void GrammarMatcher::expand(Stack stack, std::vector<Stack>& out) const {
-  while (!stack.empty()) {
-    const Position top = stack.back();
-    const GrammarAlternative& alternative = grammar_->rules[top.rule][top.alternative];
-    if (top.index == static_cast<int32_t>(alternative.size())) {
+// stacks. The grammar has no left recursion (parse_gbnf refuses it), so this ends; the bounds
+// keep it short.
+void GrammarMatcher::expand(Stack start, std::vector<Stack>& out, Expansion& expansion) const {
+  std::vector<Stack> work;
+  work.push_back(std::move(start));
+  while (!work.empty()) {
+    Stack stack = std::move(work.back());
+    work.pop_back();
+    while (!stack.empty()) {
+      const Position top = stack.back();
+      const GrammarAlternative& alternative = grammar_->rules[top.rule][top.alternative];
+      if (top.index < static_cast<int32_t>(alternative.size())) break;
       stack.pop_back();
+    }
+    if (stack.empty() ||
+        !grammar_->rules[stack.back().rule][stack.back().alternative][stack.back().index]
+             .is_rule()) {
+      out.push_back(std::move(stack));
       continue;
     }
-    const GrammarElement& element = alternative[top.index];
-    if (!element.is_rule()) break;
+    if (++expansion.opened > kRememberAfter && !expansion.seen.insert(stack).second) continue;
+    if (expansion.opened > kMaxExpansions || stack.size() >= kMaxDepth) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  expansion.opened > kMaxExpansions
+                      ? "the grammar is too ambiguous: more than " +
+                            std::to_string(kMaxExpansions) + " rules to open for one character"
+                      : "the grammar nests rules deeper than " + std::to_string(kMaxDepth));
+    }
     // What follows the reference, then the referenced rule above it; a reference at the end
     // of its alternative leaves nothing below, which keeps repetitions' stacks short.
+    const Position top = stack.back();
+    const GrammarAlternative& alternative = grammar_->rules[top.rule][top.alternative];
+    const int32_t rule = alternative[top.index].rule;
     stack.back().index++;
     if (stack.back().index == static_cast<int32_t>(alternative.size())) stack.pop_back();
-    const size_t count = grammar_->rules[element.rule].size();
+    const size_t count = grammar_->rules[rule].size();
     for (size_t k = 0; k < count; ++k) {
-      Stack next = stack;
-      next.push_back({element.rule, static_cast<int32_t>(k), 0});
-      expand(std::move(next), out);
+      Stack next = k + 1 < count ? stack : std::move(stack);
+      next.push_back({rule, static_cast<int32_t>(k), 0});
+      work.push_back(std::move(next));
     }
-    return;
   }
-  out.push_back(std::move(stack));
 }
 
 std::vector<GrammarMatcher::Stack> GrammarMatcher::step(const std::vector<Stack>& stacks,
                                                         uint32_t code_point) const {
   std::vector<Stack> next;
+  Expansion expansion;
   for (const Stack& stack : stacks) {
     if (stack.empty()) continue;
     const Position& top = stack.back();
     if (!grammar_->rules[top.rule][top.alternative][top.index].matches(code_point)) continue;
     Stack advanced = stack;
     advanced.back().index++;
-    expand(std::move(advanced), next);
+    expand(std::move(advanced), next, expansion);
   }
-  std::ranges::sort(next);
-  next.erase(std::unique(next.begin(), next.end()), next.end());
+  settle(next);
   return next;
 }
 

@@ -18,6 +18,9 @@ class GrammarMatcher {
  public:
   explicit GrammarMatcher(std::shared_ptr<const Grammar> grammar);
 
+  // Each function below throws Error(kInvalidArgument) where the grammar is too ambiguous or too
+  // deep to follow within fixed bounds (kMaxStacks and the others in the .cpp).
+
   // Whether `bytes` can come next: they continue the text towards some sentence of the grammar
   // (a character left incomplete at their end counts when some continuation could complete it).
   bool accepts(std::string_view bytes) const;
@@ -50,8 +53,11 @@ class GrammarMatcher {
   bool could_complete(const State& state) const;
 
  private:
-  void expand(Stack stack, std::vector<Stack>& out) const;
+  struct Expansion;
+  void expand(Stack start, std::vector<Stack>& out, Expansion& expansion) const;
   std::vector<Stack> step(const std::vector<Stack>& stacks, uint32_t code_point) const;
+  // Sorts and deduplicates; throws Error(kInvalidArgument) past the bound on ways to go on.
+  static void settle(std::vector<Stack>& stacks);
 
   std::shared_ptr<const Grammar> grammar_;
   State state_;

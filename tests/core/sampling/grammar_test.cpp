@@ -169,6 +169,49 @@ TEST(Grammar, ErrorsNameTheProblemAndWhere) {
   EXPECT_NE(parse_error("root ::= \"a\"\nroot ::= \"b\"").find("defined twice"), std::string::npos);
 }
 
+// 2^11 ways to go on after "q": r1 ::= r2 "b" | r2 "c", r2 ::= r3 "b" | r3 "c", ... r12 ::= "a".
+std::string ambiguous_after_q() {
+  std::string gbnf = "root ::= \"q\" r1\n";
+  for (int i = 1; i <= 11; ++i) {
+    gbnf += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " \"b\" | r" +
+            std::to_string(i + 1) + " \"c\"\n";
+  }
+  return gbnf + "r12 ::= \"a\"\n";
+}
+
+TEST(Grammar, UntrustedGrammarsStayWithinBounds) {
+  // Too ambiguous to follow: an error, not exponential work.
+  GrammarMatcher ambiguous = matcher(ambiguous_after_q());
+  try {
+    ambiguous.advance("q");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too ambiguous"), std::string::npos) << e.what();
+  }
+  // Many paths to the same stacks are followed once: this finishes at once.
+  GrammarMatcher converging = matcher(R"gbnf(root ::= ((" "?){0,2}){0,30} "x")gbnf");
+  EXPECT_TRUE(converging.advance("      x"));
+  EXPECT_TRUE(converging.complete());
+  // Nesting that grows with the text stops at a bound.
+  GrammarMatcher nesting = matcher(R"gbnf(root ::= "(" root ")" | "x")gbnf");
+  EXPECT_THROW(nesting.advance(std::string(1100, '(')), Error);
+  // What parsing may build is bounded too.
+  EXPECT_NE(parse_error("root ::= \"" + std::string(200, 'a') + "\"{1000}").find("elements"),
+            std::string::npos);
+  EXPECT_NE(parse_error("root ::= " + std::string(200, '(') + "\"a\"" + std::string(200, ')'))
+                .find("nested deeper than 128"),
+            std::string::npos);
+  EXPECT_NE(parse_error("root ::= []").find("matches nothing"), std::string::npos);
+  EXPECT_NE(parse_error(R"(root ::= "\uD800")").find("surrogate"), std::string::npos);
+  // A lone ED byte cannot begin a surrogate either.
+  EXPECT_FALSE(matcher(R"(root ::= [\uD000-\uD7FF\uE000-\uFFFF])").accepts("\xED\xA0"));
+}
+
+TEST(Grammar, SpacesBeforeRepetitionsAsLlamaCppAllows) {
+  EXPECT_TRUE(sentence(R"(root ::= "a" * "b" { 1 , 2 })", "aabb"));
+  EXPECT_FALSE(sentence(R"(root ::= "a" * "b" { 1 , 2 })", "abbb"));
+}
+
 TEST(GrammarConstraint, AllowsTheTokensThatContinueAndEndsOnlyWhenComplete) {
   const auto pieces = TokenPieces::from({"a", "b", "ab", "ba", "", "\xC3", "\xA9", "c"}, {4});
   const auto grammar = std::make_shared<const Grammar>(parse_gbnf(R"(root ::= "a"+ "b" "é"?)"));

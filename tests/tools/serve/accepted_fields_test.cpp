@@ -3,7 +3,9 @@
 // and saying why. The tables list the fields of OpenAI's API reference for each route.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/tools/serve/serve_test_support.h"
@@ -235,6 +237,40 @@ TEST_F(AcceptedFields, GrammarShapesTheAnswer) {
     EXPECT_TRUE(text == "yes." || text == "no.") << a.body;
     EXPECT_EQ(choice["finish_reason"], "stop") << a.body;
   }
+}
+
+TEST_F(AcceptedFields, AGrammarThatFailsMidwayFailsItsRequestAlone) {
+  // A stream in flight beside it.
+  std::atomic<bool> streaming = false;
+  std::thread other([&] {
+    const StreamAnswer answer = post_stream(port(), "/v1/completions",
+                                            {{"prompt", "In the beginning"},
+                                             {"max_tokens", 200},
+                                             {"ignore_eos", true},
+                                             {"stream", true}},
+                                            [&](const StreamAnswer&) {
+                                              streaming = true;
+                                              return true;
+                                            });
+    EXPECT_EQ(answer.status, 200);
+    ASSERT_FALSE(answer.events.empty());
+    EXPECT_EQ(answer.events.back(), "[DONE]");
+    EXPECT_EQ(answer.raw.find("error"), std::string::npos) << answer.raw;
+  });
+  while (!streaming) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  // Parses and starts, but after "q" has 2^11 ways to go on: past the matcher's bound at the
+  // first token, in the engine's step.
+  std::string gbnf = "root ::= \"q\" r1\n";
+  for (int i = 1; i <= 11; ++i) {
+    gbnf += "r" + std::to_string(i) + " ::= r" + std::to_string(i + 1) + " \"b\" | r" +
+            std::to_string(i + 1) + " \"c\"\n";
+  }
+  gbnf += "r12 ::= \"a\"\n";
+  const HttpAnswer a =
+      post_json(port(), "/v1/completions", {{"prompt", "x"}, {"max_tokens", 4}, {"grammar", gbnf}});
+  EXPECT_EQ(a.status, 400) << a.body;
+  EXPECT_NE(a.body.find("too ambiguous"), std::string::npos) << a.body;
+  other.join();
 }
 
 TEST(AcceptedFieldsPriority, VllmPrioritiesWhereTheServerSchedulesByThem) {
