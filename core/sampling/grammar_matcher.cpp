@@ -149,11 +149,13 @@ bool GrammarMatcher::feed(State& state, std::string_view bytes) const {
 
 bool GrammarMatcher::could_complete(const State& state) const {
   if (state.pending.empty()) return !state.stacks.empty();
-  const auto [low, high] = completions_of(state.pending);
+  // A pair, not a structured binding: clang 14 does not let lambdas capture those.
+  const std::pair<uint32_t, uint32_t> range = completions_of(state.pending);
   return std::ranges::any_of(state.stacks, [&](const Stack& stack) {
     if (stack.empty()) return false;
     const Position& top = stack.back();
-    return grammar_->rules[top.rule][top.alternative][top.index].matches_any(low, high);
+    return grammar_->rules[top.rule][top.alternative][top.index].matches_any(range.first,
+                                                                             range.second);
   });
 }
 
