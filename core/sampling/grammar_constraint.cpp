@@ -70,7 +70,6 @@ void GrammarConstraint::allowed(std::vector<char>& allowed) {
 // Tokens in the order of their text, each checked from the state after the prefix it shares
 // with the one before (kept per byte in `path`), so a shared prefix is walked once, and every
 // token under a prefix the grammar refuses is skipped without a step.
-
 void GrammarConstraint::compute(std::vector<char>& allowed) const {
   const std::vector<std::string>& pieces = pieces_->pieces;
   allowed.assign(pieces.size(), 0);
