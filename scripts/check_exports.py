@@ -20,12 +20,35 @@ DECLARED_TYPE = re.compile(r"\b(?:class|struct|enum class|enum)\s+(?:BATON_API\s
 C_FUNCTION = re.compile(r"^\s*\w[\w\s\*]*?\b(baton_\w+)\s*\(", re.MULTILINE)
 
 
+# How nm -C spells the standard library types the public functions take, and the short names
+# the headers use; normalized() maps the first to the second.
+STD_SPELLINGS = [
+    ("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >",
+     "std::string"),
+    ("std::basic_string_view<char, std::char_traits<char> >", "std::string_view"),
+]
+VECTOR_SPELLING = re.compile(r"std::vector<(.+?), std::allocator<\1 > >")
+
+
+def normalized(symbol):
+    """An exported symbol as nm -C prints it, with the standard types' short names and without
+    the ABI tag of functions returning std::string."""
+    symbol = symbol.replace("[abi:cxx11]", "")
+    for spelled, short in STD_SPELLINGS:
+        symbol = symbol.replace(spelled, short)
+    return VECTOR_SPELLING.sub(r"std::vector<\1>", symbol)
+
+
 def demangled_signature(name, parameters, types):
-    """How nm -C prints baton::name(parameters) for parameters of plain or public types."""
+    """How nm -C prints baton::name(parameters) for parameters of plain or public types,
+    normalized."""
     printed = []
     for parameter in filter(None, (p.strip() for p in parameters.split(","))):
         words = parameter.split("=")[0].split()
         type_words = words[:-1] if len(words) > 1 else words  # drop the parameter's name
+        if type_words[0] == "const" and type_words[-1].endswith("&"):
+            # nm prints "T const&" for "const T&".
+            type_words = type_words[1:-1] + [type_words[-1][:-1], "const&"]
         printed.append(" ".join("baton::" + w if w in types else w for w in type_words))
     return "baton::%s(%s)" % (name, ", ".join(printed))
 
@@ -60,7 +83,7 @@ def is_public(symbol, classes, functions, c_functions):
             return symbol[len(prefix):] in {"baton::" + c for c in classes}
     if any(symbol.startswith("baton::%s::" % c) for c in classes):
         return True
-    return symbol in functions
+    return normalized(symbol) in functions
 
 
 def exported_symbols(library):

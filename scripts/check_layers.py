@@ -8,7 +8,7 @@ The layers, lowest first (docs/architecture.md draws them):
                the plain public types
                every layer may use (baton/chat_template_limits.h, baton/error.h,
                baton/export.h, baton/generation.h, baton/lora_options.h,
-               baton/sampling_params.h)
+               baton/sampling_params.h, baton/structured_output.h)
   1 reference  reference kernels (ops/)
   2 formats    GGUF, tokenizer, chat templates, Hugging Face import
   3 models     model families and their loading (models/)
@@ -34,6 +34,7 @@ PLAIN_PUBLIC_HEADERS = {
     "generation.h",
     "lora_options.h",
     "sampling_params.h",
+    "structured_output.h",
 }
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".hip")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

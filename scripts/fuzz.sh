@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fuzzes one target for a while: scripts/fuzz.sh TARGET SECONDS [more libFuzzer flags]
-# TARGET: fuzz_gguf, fuzz_safetensors, fuzz_hf_checkpoint, fuzz_lora, fuzz_grammar, fuzz_tokenizer, fuzz_jinja,
+# TARGET: fuzz_gguf, fuzz_safetensors, fuzz_hf_checkpoint, fuzz_lora, fuzz_grammar,
+# fuzz_structured_output, fuzz_tokenizer, fuzz_jinja,
 # fuzz_request_json or fuzz_sse (tests/fuzz).
 # Builds the target with clang under AddressSanitizer and UndefinedBehaviorSanitizer in
 # build-asan/ (the directory of scripts/sanitize.sh address,undefined; clang and libFuzzer are

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The Python environment the integration tests use: a venv in build/python-venv holding, from
 # the Python package registry, pytest and tqdm (the Python package's tests, python/tests), the
-# official `openai` client, `selenium` (which drives Debian's chromium for the playground test)
+# official `openai` client, `jsonschema` (which validates structured outputs), `selenium` (which drives Debian's chromium for the playground test)
 # and Hugging Face `tokenizers` (which makes and checks a real tokenizer.json). Tests that need
 # it skip, saying so, when it could not be made (for instance with no network).
 set -uo pipefail
@@ -25,6 +25,10 @@ fi
 if ! "$venv/bin/python" -c 'import openai' 2>/dev/null; then
   "$venv/bin/pip" install -q 'openai>=1.0,<3' ||
     echo "python-test-env: could not install openai; the openai client test will skip"
+fi
+if ! "$venv/bin/python" -c 'import jsonschema' 2>/dev/null; then
+  "$venv/bin/pip" install -q 'jsonschema>=4.18,<5' ||
+    echo "python-test-env: could not install jsonschema; the structured outputs test will skip"
 fi
 if ! "$venv/bin/python" -c 'import selenium' 2>/dev/null; then
   "$venv/bin/pip" install -q 'selenium>=4.11,<5' ||

@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "baton/error.h"
+#include "baton/structured_output.h"
 #include "core/llm/placement.h"
 
 #include "tools/bundled_model.h"
@@ -213,6 +214,28 @@ void print_memory(const ModelSummary& s) {
   }
 }
 
+namespace {
+
+std::string read_text_file(const char* flag, const std::string& path) {
+  std::ifstream file(path);
+  std::string text(std::istreambuf_iterator<char>(file), {});
+  if (!file || text.empty())
+    throw CLI::ValidationError(flag, path + " could not be read, or is empty");
+  return text;
+}
+
+// The grammar `compile` makes, with its error as the flag's.
+template <typename Compile>
+std::string compiled(const char* flag, Compile&& compile) {
+  try {
+    return compile();
+  } catch (const Error& e) {
+    throw CLI::ValidationError(flag, e.what());
+  }
+}
+
+}  // namespace
+
 void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
   SamplingParams& s = g.sampling;
   cmd.add_option("-n,--n-predict", g.max_tokens, "tokens to generate")->capture_default_str();
@@ -232,18 +255,32 @@ void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
   cmd.add_flag("--parse-special", g.parse_special,
                "treat special-token text such as <s> in the prompt as tokens");
   cmd.add_flag("--ignore-eos", g.ignore_eos, "generate past end-of-text tokens");
-  cmd.add_option("--grammar", g.grammar, "GBNF grammar (llama.cpp's) the output must follow");
-  cmd.add_option_function<std::string>(
-         "--grammar-file",
-         [&g](const std::string& path) {
-           std::ifstream file(path);
-           g.grammar.assign(std::istreambuf_iterator<char>(file), {});
-           if (file.bad() || g.grammar.empty()) {
-             throw CLI::ValidationError("--grammar-file", path + " could not be read, or is empty");
-           }
-         },
-         "file of a GBNF grammar the output must follow")
-      ->check(CLI::ExistingFile);
+  auto* grammar =
+      cmd.add_option("--grammar", g.grammar, "GBNF grammar (llama.cpp's) the output must follow");
+  auto* grammar_file =
+      cmd.add_option_function<std::string>(
+             "--grammar-file",
+             [&g](const std::string& path) { g.grammar = read_text_file("--grammar-file", path); },
+             "file of a GBNF grammar the output must follow")
+          ->check(CLI::ExistingFile);
+  auto* schema = cmd.add_option_function<std::string>(
+      "--json-schema",
+      [&g](const std::string& value) {
+        // llama.cpp takes the schema inline; a file is accepted too.
+        const std::string text =
+            value.starts_with('{') ? value : read_text_file("--json-schema", value);
+        g.grammar = compiled("--json-schema", [&] { return json_schema_grammar(text); });
+      },
+      "JSON Schema (inline, or a file) the output must validate against");
+  auto* regex = cmd.add_option_function<std::string>(
+      "--regex",
+      [&g](const std::string& pattern) {
+        g.grammar = compiled("--regex", [&] { return regex_grammar(pattern); });
+      },
+      "regular expression the whole output must match");
+  grammar->excludes(grammar_file, schema, regex);
+  grammar_file->excludes(schema, regex);
+  schema->excludes(regex);
 }
 
 }  // namespace baton::cli

@@ -258,8 +258,12 @@ std::string AsyncLLM::token_text(int32_t token) const {
 }
 
 ChatPrompt AsyncLLM::chat_prompt(const std::vector<ChatMessage>& messages,
-                                 bool add_generation_prompt) const {
-  return impl_->loaded.chat.format(messages, add_generation_prompt);
+                                 bool add_generation_prompt, const std::string& tools) const {
+  return impl_->loaded.chat.format(messages, add_generation_prompt, tools);
+}
+
+bool AsyncLLM::chat_template_renders_tools() const {
+  return impl_->loaded.chat.renders_tools();
 }
 
 }  // namespace baton

@@ -5,6 +5,7 @@
 #include "baton/baton.h"
 #include "baton/error.h"
 #include "baton/llm.h"
+#include "baton/structured_output.h"
 
 struct baton_model {
   baton::LLM llm;
@@ -32,6 +33,18 @@ baton_status status_of(baton::ErrorCategory category) {
       return BATON_ERROR_INTERNAL;
   }
   return BATON_ERROR_INTERNAL;
+}
+
+// The GBNF grammar of the one constraint set in `p`, or "" for none.
+std::string output_grammar(const baton_generation_params& p) {
+  auto given = [](const char* text) { return text && *text; };
+  if (int(given(p.grammar)) + int(given(p.json_schema)) + int(given(p.regex)) > 1) {
+    throw baton::Error(baton::ErrorCategory::kInvalidArgument,
+                       "set at most one of grammar, json_schema and regex");
+  }
+  if (given(p.json_schema)) return baton::json_schema_grammar(p.json_schema);
+  if (given(p.regex)) return baton::regex_grammar(p.regex);
+  return given(p.grammar) ? p.grammar : "";
 }
 
 // Runs `body`, turning any exception into a status and a thread-local message: no exception
@@ -79,7 +92,10 @@ baton_generation_params baton_default_generation_params(void) {
                                  .min_p = s.min_p,
                                  .repetition_penalty = s.repetition_penalty,
                                  .seed = s.seed,
-                                 .lora = nullptr};
+                                 .lora = nullptr,
+                                 .grammar = nullptr,
+                                 .json_schema = nullptr,
+                                 .regex = nullptr};
 }
 
 baton_status baton_model_open(const char* path, const baton_model_params* params,
@@ -135,6 +151,7 @@ baton_status baton_generate(baton_model* model, const char* prompt,
     g.sampling.repetition_penalty = p.repetition_penalty;
     g.sampling.seed = p.seed;
     if (p.lora) g.lora = p.lora;
+    g.grammar = output_grammar(p);
     const baton::GenerationOutput out = model->llm.generate(prompt, g);
     char* text = static_cast<char*>(std::malloc(out.text.size() + 1));
     if (!text) throw std::bad_alloc();

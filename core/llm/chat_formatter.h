@@ -21,13 +21,19 @@ class ChatFormatter {
                 const ChatTemplateLimits& limits);
   ~ChatFormatter();
 
-  ChatPrompt format(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
+  // `tools`: OpenAI's tools array in JSON text, or empty; given to the template as `tools`.
+  // Throws Error(kInvalidArgument) when it or a message's tool_calls is not a JSON array.
+  ChatPrompt format(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                    const std::string& tools = "") const;
+  // Whether the template refers to `tools` (as llama.cpp decides it, by the name's presence).
+  bool renders_tools() const { return renders_tools_; }
 
  private:
   const Tokenizer& tokenizer_;
   std::unique_ptr<ChatTemplate> template_;
   std::string parse_error_;
   std::string bos_text_, eos_text_;
+  bool renders_tools_ = false;
 };
 
 }  // namespace baton

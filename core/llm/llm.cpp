@@ -138,9 +138,13 @@ EngineStats LLM::stats() const {
   return engine_stats(impl_->engine, impl_->finished);
 }
 
-ChatPrompt LLM::chat_prompt(const std::vector<ChatMessage>& messages,
-                            bool add_generation_prompt) const {
-  return impl_->loaded.chat.format(messages, add_generation_prompt);
+ChatPrompt LLM::chat_prompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                            const std::string& tools) const {
+  return impl_->loaded.chat.format(messages, add_generation_prompt, tools);
+}
+
+bool LLM::chat_template_renders_tools() const {
+  return impl_->loaded.chat.renders_tools();
 }
 
 ModelSummary LLM::summary() const {

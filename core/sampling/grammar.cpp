@@ -5,6 +5,7 @@
 #include <map>
 
 #include "baton/error.h"
+#include "core/sampling/gbnf_text.h"
 #include "core/tokenizer/utf8.h"
 
 namespace baton {
@@ -331,11 +332,7 @@ class GbnfParser {
   uint32_t parse_hex(int digits) {
     uint32_t value = 0;
     for (int i = 0; i < digits; ++i) {
-      const char c = peek();
-      const int digit = c >= '0' && c <= '9'   ? c - '0'
-                        : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                        : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                               : -1;
+      const int digit = gbnf::hex_digit(peek());
       if (digit < 0) fail("expected " + std::to_string(digits) + " hexadecimal digits");
       value = value * 16 + static_cast<uint32_t>(digit);
       ++pos_;

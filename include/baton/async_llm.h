@@ -74,9 +74,10 @@ class BATON_API AsyncLLM {
   // Stops serving an adapter to new requests; those already using it finish with it. Throws
   // baton::Error for a name not loaded.
   void unload_lora_adapter(const std::string& name);
-  // The conversation rendered by the model's chat template, and tokenized.
-  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,
-                         bool add_generation_prompt) const;
+  // The conversation rendered by the model's chat template, and tokenized; as LLM's.
+  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                         const std::string& tools = "") const;
+  bool chat_template_renders_tools() const;
 
  private:
   struct Impl;

@@ -61,6 +61,11 @@ typedef struct baton_generation_params {
   float repetition_penalty;
   uint64_t seed;
   const char* lora; /* the name of a LoRA adapter to generate with; NULL or "" = the base model */
+  /* What the output must follow, at most one of the three; NULL or "" = unconstrained
+   * (docs/structured-outputs.md): */
+  const char* grammar;     /* a GBNF grammar, as llama.cpp writes them */
+  const char* json_schema; /* a JSON Schema, as JSON text */
+  const char* regex;       /* a regular expression the whole output matches */
 } baton_generation_params;
 
 baton_model_params baton_default_model_params(void);

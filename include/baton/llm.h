@@ -131,8 +131,12 @@ struct ModelSummary {
 
 // One turn of a conversation, as the OpenAI chat API sends it.
 struct ChatMessage {
-  std::string role;  // "system", "user", "assistant", ...
+  std::string role;  // "system", "user", "assistant", "tool", ...
   std::string content;
+  // An assistant turn's tool calls, as OpenAI's "tool_calls" array in JSON text; empty: none.
+  std::string tool_calls;
+  // A tool turn's answer: the id of the call it answers.
+  std::string tool_call_id;
 };
 
 // A conversation rendered into the model's prompt format by its chat template (GGUF metadata
@@ -190,8 +194,12 @@ class BATON_API LLM {
   std::string token_text(int32_t token) const;
   // Throws Error(kInvalidArgument) when the template rejects the conversation (for instance
   // roles that do not alternate).
-  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages,
-                         bool add_generation_prompt) const;
+  // `tools` is OpenAI's "tools" array in JSON text (empty: none), given to templates that render
+  // tools (chat_template_renders_tools).
+  ChatPrompt chat_prompt(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                         const std::string& tools = "") const;
+  // Whether the model's chat template refers to `tools`, so that it describes them itself.
+  bool chat_template_renders_tools() const;
   ModelSummary summary() const;
   EngineStats stats() const;
   // Throws Error(kInvalidArgument) when the text does not fill one chunk, the context is out of

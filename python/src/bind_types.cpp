@@ -74,7 +74,9 @@ void bind_options(py::module_& m) {
   py::class_<ChatMessage>(m, "ChatMessage")
       .def(py::init<std::string, std::string>(), py::arg("role"), py::arg("content"))
       .def_readwrite("role", &ChatMessage::role)
-      .def_readwrite("content", &ChatMessage::content);
+      .def_readwrite("content", &ChatMessage::content)
+      .def_readwrite("tool_calls", &ChatMessage::tool_calls)
+      .def_readwrite("tool_call_id", &ChatMessage::tool_call_id);
 
   py::class_<PerplexityParams>(m, "PerplexityParams")
       .def(py::init<>())

@@ -72,6 +72,30 @@ int main(int argc, char** argv) {
   CHECK(strstr(baton_last_error(), "no-such-adapter") != NULL);
   params.lora = NULL;
 
+  /* A JSON Schema and a regular expression: the output follows each, with sampling. */
+  params.temperature = 1.0f;
+  params.max_tokens = 64;
+  params.json_schema =
+      "{\"type\": \"object\", \"properties\": {\"n\": {\"type\": "
+      "\"integer\", \"minimum\": 1, \"maximum\": 9}}, \"required\": [\"n\"]}";
+  CHECK(baton_generate(model, "The answer:", &params, &text, NULL) == BATON_OK);
+  CHECK(text[0] == '{' && strstr(text, "\"n\"") != NULL && text[strlen(text) - 1] == '}');
+  baton_string_free(text);
+  params.json_schema = NULL;
+  params.regex = "(yea|nay), [0-9]{3}";
+  CHECK(baton_generate(model, "The answer:", &params, &text, NULL) == BATON_OK);
+  CHECK((strncmp(text, "yea, ", 5) == 0 || strncmp(text, "nay, ", 5) == 0) && strlen(text) >= 8);
+  baton_string_free(text);
+  params.json_schema = "{\"type\": \"string\"}";
+  CHECK(baton_generate(model, "Once", &params, &text, NULL) == BATON_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(baton_last_error(), "at most one") != NULL);
+  params.regex = NULL;
+  params.json_schema = "{\"type\": \"string\", \"format\": \"email\"}";
+  CHECK(baton_generate(model, "Once", &params, &text, NULL) == BATON_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(baton_last_error(), "#/format") != NULL);
+  params.json_schema = NULL;
+  params.temperature = 0.0f;
+
   params.max_tokens = -1;
   CHECK(baton_generate(model, "Once", &params, &text, &count) == BATON_ERROR_INVALID_ARGUMENT);
   CHECK(strstr(baton_last_error(), "max_tokens") != NULL);

@@ -6,6 +6,7 @@
 
 #include "tools/request_json.h"
 #include "tools/serve/api_error.h"
+#include "tools/serve/output_constraint.h"
 
 namespace baton::serve {
 namespace {
@@ -13,45 +14,63 @@ namespace {
 struct ObjectFields {
   std::string_view label;  // where the field was, for the error of a field Baton does not know
   bool generation_fields;  // whether cli::generation_fields() are honoured too
-  std::vector<std::string_view> own;
+  std::vector<std::string_view> own;  // constraint_fields() are added for the generating routes
   std::vector<std::string_view> not_shared;  // generation fields refused here all the same
 };
 
-ObjectFields fields_of(RequestObject kind) {
+// vLLM's choice among its structured-output implementations: Baton has one, which follows the
+// constraint all the same.
+constexpr std::string_view kBackendChoice = "guided_decoding_backend";
+
+ObjectFields own_fields(RequestObject kind) {
   switch (kind) {
     case RequestObject::kCompletions:
-      return {
-          "POST /v1/completions",
-          true,
-          {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "user", "priority"},
-          {}};
+      return {"POST /v1/completions",
+              true,
+              {"model", "prompt", "stream", "stream_options", "logprobs", "echo", "user",
+               "priority", kBackendChoice},
+              {}};
     case RequestObject::kChatCompletions:
       return {"POST /v1/chat/completions",
               true,
               {"model", "messages", "stream", "stream_options", "logprobs", "top_logprobs",
-               "max_completion_tokens", "add_generation_prompt", "user", "priority"},
+               "max_completion_tokens", "add_generation_prompt", "user", "priority", kBackendChoice,
+               "tools", "tool_choice", "parallel_tool_calls"},
               {}};
     case RequestObject::kChatMessage:
-      return {"a chat message", false, {"role", "content"}, {}};
+      return {"a chat message", false, {"role", "content", "tool_calls", "tool_call_id"}, {}};
     case RequestObject::kStreamOptions:
       return {"stream_options", false, {"include_usage"}, {}};
     case RequestObject::kVllmGenerate:
-      return {"vLLM's POST /generate", true, {"prompt", "stream", "priority"}, {}};
+      return {"vLLM's POST /generate", true, {"prompt", "stream", "priority", kBackendChoice}, {}};
     case RequestObject::kTgiGenerate:
       return {"TGI's generate", false, {"inputs", "parameters", "stream"}, {}};
     case RequestObject::kTgiParameters:
-      // TGI's parameters are read with the shared names beside TGI's own, but its grammar is
-      // TGI's object, not llama.cpp's GBNF.
+      // TGI's parameters are read with the shared names beside TGI's own; its grammar is
+      // TGI's object, not llama.cpp's GBNF, and is read as a constraint field.
       return {"TGI's parameters",
               true,
               {"max_new_tokens", "do_sample", "details", "return_full_text"},
-              {"grammar"}};
+              {}};
     case RequestObject::kLoadLora:
       return {"POST /v1/load_lora_adapter", false, {"lora_name", "lora_path"}, {}};
     case RequestObject::kUnloadLora:
       return {"POST /v1/unload_lora_adapter", false, {"lora_name"}, {}};
   }
   throw std::logic_error("unknown request object");
+}
+
+ObjectFields fields_of(RequestObject kind) {
+  ObjectFields fields = own_fields(kind);
+  const bool openai = kind == RequestObject::kCompletions ||
+                      kind == RequestObject::kChatCompletions ||
+                      kind == RequestObject::kVllmGenerate;
+  if (openai || kind == RequestObject::kTgiParameters) {
+    const auto& constraints =
+        constraint_fields(openai ? ConstraintApi::kOpenAi : ConstraintApi::kTgi);
+    fields.own.insert(fields.own.end(), constraints.begin(), constraints.end());
+  }
+  return fields;
 }
 
 // Fields of the APIs Baton follows (OpenAI, vLLM, TGI) that it does not honour, and why. A value
@@ -61,32 +80,20 @@ struct Refusal {
   nlohmann::json harmless;  // null: no value is
 };
 
-constexpr std::string_view kConstrained =
-    "is not supported yet: Baton does not constrain what the model writes (structured outputs, "
-    "tool calls), so the answer would not follow it";
+constexpr std::string_view kLegacyFunctions =
+    "is not supported: use tools and tool_choice, which replaced it in OpenAI's API";
+constexpr std::string_view kChatOnly = "is taken on POST /v1/chat/completions only";
 
 const std::map<std::string_view, Refusal>& refusals() {
   static const std::map<std::string_view, Refusal> table = {
-      {"response_format", {kConstrained, {}}},
-      {"tools", {kConstrained, {}}},
-      {"tool_choice", {kConstrained, "none"}},
-      {"parallel_tool_calls", {kConstrained, {}}},
-      {"functions", {kConstrained, {}}},
-      {"function_call", {kConstrained, "none"}},
-      {"tool_calls", {kConstrained, {}}},
-      {"tool_call_id", {kConstrained, {}}},
-      {"guided_json", {kConstrained, {}}},
-      {"guided_regex", {kConstrained, {}}},
-      {"guided_choice", {kConstrained, {}}},
-      {"guided_grammar", {kConstrained, {}}},
-      {"guided_decoding_backend", {kConstrained, {}}},
-      {"guided_whitespace_pattern", {kConstrained, {}}},
-      {"structured_outputs", {kConstrained, {}}},
-      {"grammar",
-       {"is TGI's grammar object, which Baton does not take; llama.cpp's GBNF string is taken on "
-        "the OpenAI routes",
+      {"tools", {kChatOnly, {}}},
+      {"tool_choice", {kChatOnly, "none"}},
+      {"parallel_tool_calls", {kChatOnly, {}}},
+      {"functions", {kLegacyFunctions, {}}},
+      {"function_call", {kLegacyFunctions, "none"}},
+      {"guided_whitespace_pattern",
+       {"is not supported: JSON is written compact, with at most one space between its tokens",
         {}}},
-      {"json_schema", {kConstrained, {}}},
       {"logit_bias", {"is not supported: token biases are not applied", {}}},
       {"allowed_token_ids", {"is not supported: the vocabulary is not restricted", {}}},
       {"bad_words", {"is not supported: the vocabulary is not restricted", {}}},

@@ -2,9 +2,11 @@
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
+#include "tools/serve/output_constraint.h"
 #include "tools/serve/request_fields.h"
 #include "tools/serve/response_stream.h"
 #include "tools/serve/routes.h"
+#include "tools/serve/tool_calls.h"
 
 namespace baton::serve {
 namespace {
@@ -28,7 +30,26 @@ std::string message_content(const nlohmann::json& content, size_t index) {
   return text;
 }
 
-std::vector<ChatMessage> read_messages(const nlohmann::json& body) {
+// An assistant message's tool_calls: OpenAI's [{"id", "type": "function", "function": {"name",
+// "arguments"}}], with arguments as JSON text.
+void check_tool_calls(const nlohmann::json& calls, const std::string& field) {
+  const char* const shape =
+      "must be an array of {\"id\", \"type\": \"function\", \"function\": {\"name\", "
+      "\"arguments\"}} with strings";
+  if (!calls.is_array()) throw bad_field(field, shape);
+  for (const nlohmann::json& call : calls) {
+    const bool ok = call.is_object() && call.value("type", "") == "function" &&
+                    call.contains("function") && call["function"].is_object() &&
+                    call["function"].contains("name") && call["function"]["name"].is_string() &&
+                    call["function"].contains("arguments") &&
+                    call["function"]["arguments"].is_string();
+    if (!ok) throw bad_field(field, shape);
+  }
+}
+
+// The conversation; tool calls and answers go to templates that render tools as they are, and
+// to others in the generic format the model is asked to write (tool_calls.h).
+std::vector<ChatMessage> read_messages(const nlohmann::json& body, bool template_renders_tools) {
   const auto it = body.find("messages");
   if (it == body.end() || !it->is_array()) throw bad_field("messages", "must be an array");
   if (it->empty()) throw bad_field("messages", "must hold at least one message");
@@ -41,22 +62,37 @@ std::vector<ChatMessage> read_messages(const nlohmann::json& body) {
     if (!m.contains("role") || !m["role"].is_string() || m["role"].get<std::string>().empty()) {
       throw bad_field(field + ".role", "must be a non-empty string");
     }
-    messages.push_back(ChatMessage{
+    ChatMessage message{
         .role = m["role"].get<std::string>(),
-        .content = message_content(m.contains("content") ? m["content"] : nlohmann::json(), i)});
+        .content = message_content(m.contains("content") ? m["content"] : nlohmann::json(), i)};
+    if (const auto calls = m.find("tool_calls"); calls != m.end() && !calls->is_null()) {
+      check_tool_calls(*calls, field + ".tool_calls");
+      if (template_renders_tools) {
+        message.tool_calls = calls->dump();
+      } else {
+        message.content = generic_tool_calls_text(*calls);
+      }
+    }
+    if (const auto id = m.find("tool_call_id"); id != m.end() && !id->is_null()) {
+      if (!id->is_string()) throw bad_field(field + ".tool_call_id", "must be a string");
+      message.tool_call_id = id->get<std::string>();
+    }
+    messages.push_back(std::move(message));
   }
   return messages;
 }
 
 struct ChatCall {
   GenerationParams params;
+  ToolUse tools;
   int32_t top_logprobs = 0;  // alternatives shown per token when logprobs are on
   bool stream = false;
   bool include_usage = false;
   int32_t priority = 0;
 };
 
-ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
+ChatCall read_call(nlohmann::json& body, const std::string& body_text,
+                   const RouteContext& context) {
   const std::string lora = requested_lora(body, context);
   // Newer OpenAI clients send max_completion_tokens in place of max_tokens.
   if (field_given(body, "max_completion_tokens") && !field_given(body, "max_tokens")) {
@@ -64,6 +100,16 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
   }
   ChatCall call;
   call.params = read_generation_params(body, context.context_size, context.limits);
+  read_output_constraint(body, body_text, ConstraintApi::kOpenAi, "", call.params);
+  call.tools = read_tool_use(body, body_text);
+  if (call.tools.active()) {
+    if (!call.params.grammar.empty()) {
+      throw bad_field("tools", "cannot be combined with another constraint on the output (" +
+                                   std::string("response_format, grammar, guided_*)"));
+    }
+    if (call.params.use_beam_search) throw bad_field("tools", "is not supported with beam search");
+    call.params.grammar = tool_call_grammar(call.tools);
+  }
   call.params.lora = lora;
   const int64_t top = read_int(body, "top_logprobs", 0);
   check_logprobs("top_logprobs", top, context.limits);
@@ -74,6 +120,9 @@ ChatCall read_call(nlohmann::json& body, const RouteContext& context) {
     throw bad_field("top_logprobs", "needs \"logprobs\": true");
   }
   const StreamChoice stream = read_stream_choice(body, call.params);
+  if (stream.stream && call.tools.active() && call.params.logprobs > 0) {
+    throw bad_field("logprobs", "cannot be streamed with tools: the reply is parsed whole");
+  }
   call.stream = stream.stream;
   call.include_usage = stream.include_usage;
   call.priority = read_priority(body, context);
@@ -97,10 +146,13 @@ void answer_whole(const RouteContext& context, const ChatCall& call, RequestGrou
   nlohmann::json choices = nlohmann::json::array();
   for (size_t j = 0; j < output.completions.size(); ++j) {
     const Completion& c = output.completions[j];
+    ToolReply reply{.message = {{"role", "assistant"}, {"content", c.text}},
+                    .finish_reason = to_string(c.finish_reason)};
+    if (call.tools.active()) reply = tool_reply(c.text, c.finish_reason);
     choices.push_back({{"index", j},
-                       {"message", {{"role", "assistant"}, {"content", c.text}}},
+                       {"message", std::move(reply.message)},
                        {"logprobs", logprobs_or_null(call, c.logprobs, context)},
-                       {"finish_reason", to_string(c.finish_reason)}});
+                       {"finish_reason", std::move(reply.finish_reason)}});
   }
   Usage usage;
   usage.add(output);
@@ -108,6 +160,21 @@ void answer_whole(const RouteContext& context, const ChatCall& call, RequestGrou
   body["choices"] = std::move(choices);
   body["usage"] = usage.to_json();
   response.set_content(json_text(body), "application/json");
+}
+
+// A tool reply streamed as OpenAI streams one: each call whole in one delta (its index, id, name
+// and all its arguments), or the content, then the finish reason.
+template <typename Chunk>
+std::string tool_reply_chunks(const ToolReply& reply, size_t index, const Chunk& chunk) {
+  std::string out;
+  if (reply.message.contains("tool_calls")) {
+    nlohmann::json calls = reply.message["tool_calls"];
+    for (size_t k = 0; k < calls.size(); ++k) calls[k]["index"] = k;
+    out += chunk(index, {{"tool_calls", std::move(calls)}}, nullptr, nullptr);
+  } else {
+    out += chunk(index, {{"content", reply.message["content"]}}, nullptr, nullptr);
+  }
+  return out + chunk(index, nlohmann::json::object(), nullptr, reply.finish_reason.c_str());
 }
 
 void answer_stream(const RouteContext& context, const ChatCall& call,
@@ -131,12 +198,16 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
     opening += chunk(j, {{"role", "assistant"}, {"content", ""}}, nullptr, nullptr);
   }
   auto pending_opening = std::make_shared<std::string>(std::move(opening));
-  const auto on_events = [&context, call, usage, chunk, pending_opening](
+  // With tools the reply is parsed whole: text is held back until its completion ends.
+  auto held = std::make_shared<std::vector<std::string>>(call.params.n);
+  const auto on_events = [&context, call, usage, chunk, pending_opening, held](
                              const std::vector<GroupEvent>& events, const WriteFn& write) {
     std::string out = std::move(*pending_opening);
     pending_opening->clear();
     for (const GroupEvent& e : events) {
-      if (!e.event.text.empty() || !e.event.logprobs.empty()) {
+      if (call.tools.active()) {
+        (*held)[e.event.index] += e.event.text;
+      } else if (!e.event.text.empty() || !e.event.logprobs.empty()) {
         out += chunk(e.event.index, {{"content", e.event.text}},
                      logprobs_or_null(call, e.event.logprobs, context), nullptr);
       }
@@ -146,8 +217,12 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
       if (!e.event.output) continue;
       usage->add(*e.event.output);
       for (size_t j = 0; j < e.event.output->completions.size(); ++j) {
-        out += chunk(j, nlohmann::json::object(), nullptr,
-                     to_string(e.event.output->completions[j].finish_reason));
+        const FinishReason reason = e.event.output->completions[j].finish_reason;
+        if (!call.tools.active()) {
+          out += chunk(j, nlohmann::json::object(), nullptr, to_string(reason));
+          continue;
+        }
+        out += tool_reply_chunks(tool_reply((*held)[j], reason), j, chunk);
       }
     }
     return write(out);
@@ -167,11 +242,23 @@ void handle_chat_completions(const RouteContext& context, const httplib::Request
   refuse_unhonoured_fields(body, RequestObject::kChatCompletions);
   const bool max_tokens_given =
       field_given(body, "max_tokens") || field_given(body, "max_completion_tokens");
-  ChatCall call = read_call(body, context);
-  const std::vector<ChatMessage> messages = read_messages(body);
+  ChatCall call = read_call(body, request.body, context);
+  const bool renders_tools = context.llm.chat_template_renders_tools();
+  std::vector<ChatMessage> messages = read_messages(body, renders_tools);
+  std::string tools;
+  if (call.tools.active()) {
+    const std::string instructions = tool_instructions(call.tools, renders_tools);
+    if (messages.front().role == "system") {
+      messages.front().content += "\n\n" + instructions;
+    } else {
+      messages.insert(messages.begin(), ChatMessage{.role = "system", .content = instructions});
+    }
+    if (renders_tools) tools = call.tools.tools.dump();
+  }
   ChatPrompt prompt;
   try {
-    prompt = context.llm.chat_prompt(messages, read_bool(body, "add_generation_prompt", true));
+    prompt =
+        context.llm.chat_prompt(messages, read_bool(body, "add_generation_prompt", true), tools);
   } catch (const Error& e) {
     // The template refusing this conversation is the caller's fault; a template Baton cannot
     // parse is the server's.

@@ -3,6 +3,7 @@
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
+#include "tools/serve/output_constraint.h"
 #include "tools/serve/request_fields.h"
 #include "tools/serve/response_stream.h"
 #include "tools/serve/routes.h"
@@ -65,9 +66,11 @@ struct CompletionCall {
   int32_t top_logprobs = -1;  // alternatives shown per token; -1: no logprobs at all
 };
 
-CompletionCall read_call(const nlohmann::json& body, const RouteContext& context) {
+CompletionCall read_call(const nlohmann::json& body, const std::string& body_text,
+                         const RouteContext& context) {
   CompletionCall call;
   call.params = read_generation_params(body, kDefaultMaxTokens, context.limits);
+  read_output_constraint(body, body_text, ConstraintApi::kOpenAi, "", call.params);
   call.params.lora = requested_lora(body, context);
   // As in OpenAI's API, logprobs: 0 still reports the chosen tokens' log-probabilities.
   const int64_t logprobs = read_int(body, "logprobs", -1);
@@ -177,7 +180,7 @@ void handle_completions(const RouteContext& context, const httplib::Request& req
                         httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
   refuse_unhonoured_fields(body, RequestObject::kCompletions);
-  CompletionCall call = read_call(body, context);
+  CompletionCall call = read_call(body, request.body, context);
   const bool max_tokens_given = field_given(body, "max_tokens");
   std::vector<Request> requests;
   for (const Prompt& prompt : call.prompts) {

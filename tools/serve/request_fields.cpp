@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "baton/error.h"
-#include "core/sampling/grammar.h"
 #include "tools/request_json.h"
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
@@ -51,16 +50,6 @@ GenerationParams read_generation_params(const nlohmann::json& body, int32_t defa
     throw ApiError(400, e.what(), e.field());
   }
   if (params.max_tokens < 1) throw bad_field("max_tokens", "must be at least 1");
-  if (!params.grammar.empty()) {
-    // Checked here, so that a bad grammar is a 400 naming the field before the request is
-    // queued; the engine compiles it again for its vocabulary.
-    if (params.use_beam_search) throw bad_field("grammar", "is not supported with beam search");
-    try {
-      parse_gbnf(params.grammar);
-    } catch (const Error& e) {
-      throw bad_field("grammar", e.what());
-    }
-  }
   return params;
 }
 

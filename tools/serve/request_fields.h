@@ -19,7 +19,8 @@ std::string requested_lora(const nlohmann::json& body, const RouteContext& conte
 std::string served_model(const GenerationParams& params, const RouteContext& context);
 
 // OpenAI's defaults (temperature 1, top_p 1, no top_k or min_p) under the sampling and stopping
-// fields every API shares; a bad field, or one past `limits`, is ApiError 400 naming it.
+// fields every API shares; a bad field, or one past `limits`, is ApiError 400 naming it. The
+// output constraint (grammar and the others) is read_output_constraint's (output_constraint.h).
 GenerationParams read_generation_params(const nlohmann::json& body, int32_t default_max_tokens,
                                         const cli::RequestLimits& limits);
 

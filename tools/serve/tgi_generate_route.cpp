@@ -2,6 +2,7 @@
 #include "tools/serve/api_error.h"
 #include "tools/serve/generate_routes.h"
 #include "tools/serve/openai_format.h"
+#include "tools/serve/output_constraint.h"
 #include "tools/serve/request_fields.h"
 #include "tools/serve/response_stream.h"
 
@@ -20,7 +21,8 @@ struct TgiCall {
 
 // TGI's parameters object, mapped onto Baton's names; sampling is off (greedy) unless do_sample
 // or a sampling parameter asks for it, as in TGI.
-TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLimits& limits) {
+TgiCall read_call(const nlohmann::json& body, const std::string& body_text, bool stream,
+                  const cli::RequestLimits& limits) {
   refuse_unhonoured_fields(body, RequestObject::kTgiGenerate);
   // TGI's clients say which they want; the route decides it.
   if (read_bool(body, "stream", stream) != stream) {
@@ -46,7 +48,11 @@ TgiCall read_call(const nlohmann::json& body, bool stream, const cli::RequestLim
   }
   call.sampling = read_bool(p, "do_sample", false) || field_given(p, "temperature") ||
                   field_given(p, "top_k") || field_given(p, "top_p");
-  call.params = read_generation_params(p, kDefaultMaxNewTokens, limits);
+  // TGI's grammar is its own object, not the GBNF string the shared fields read.
+  nlohmann::json shared = p;
+  shared.erase("grammar");
+  call.params = read_generation_params(shared, kDefaultMaxNewTokens, limits);
+  read_output_constraint(p, body_text, ConstraintApi::kTgi, "parameters.", call.params);
   if (!call.sampling) call.params.sampling.temperature = 0;
   call.details = read_bool(p, "details", false);
   call.return_full_text = read_bool(p, "return_full_text", false);
@@ -127,10 +133,10 @@ void answer_stream(const RouteContext& context, const TgiCall& call,
 
 }  // namespace
 
-void tgi_generate(const RouteContext& context, const nlohmann::json& body, bool stream,
-                  httplib::Response& response) {
+void tgi_generate(const RouteContext& context, const nlohmann::json& body,
+                  const std::string& body_text, bool stream, httplib::Response& response) {
   try {
-    const TgiCall call = read_call(body, stream, context.limits);
+    const TgiCall call = read_call(body, body_text, stream, context.limits);
     Request r{.params = call.params,
               .prompt_tokens = context.llm.tokenize(call.inputs, true, false)};
     const auto parameters = body.find("parameters");

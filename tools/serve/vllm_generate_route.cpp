@@ -2,6 +2,7 @@
 #include "tools/serve/api_error.h"
 #include "tools/serve/generate_routes.h"
 #include "tools/serve/openai_format.h"
+#include "tools/serve/output_constraint.h"
 #include "tools/serve/request_fields.h"
 #include "tools/serve/response_stream.h"
 #include "tools/serve/routes.h"
@@ -20,7 +21,7 @@ nlohmann::json texts_json(const std::string& prompt, const std::vector<std::stri
 }  // namespace
 
 void vllm_generate(const RouteContext& context, const nlohmann::json& body,
-                   httplib::Response& response) {
+                   const std::string& body_text, httplib::Response& response) {
   refuse_unhonoured_fields(body, RequestObject::kVllmGenerate);
   const auto prompt_field = body.find("prompt");
   if (prompt_field == body.end() || !prompt_field->is_string()) {
@@ -28,6 +29,7 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
   }
   const std::string prompt = prompt_field->get<std::string>();
   GenerationParams params = read_generation_params(body, kDefaultMaxTokens, context.limits);
+  read_output_constraint(body, body_text, ConstraintApi::kOpenAi, "", params);
   const bool stream = read_stream_choice(body, params).stream;
   Request r{.params = params,
             .prompt_tokens = context.llm.tokenize(prompt, true, false),
@@ -59,16 +61,16 @@ void vllm_generate(const RouteContext& context, const nlohmann::json& body,
 void handle_generate(const RouteContext& context, const httplib::Request& request,
                      httplib::Response& response) {
   const nlohmann::json body = parse_json_body(request.body);
-  if (body.contains("inputs")) return tgi_generate(context, body, false, response);
+  if (body.contains("inputs")) return tgi_generate(context, body, request.body, false, response);
   if (!body.contains("prompt")) {
     throw ApiError(400, "a /generate body needs \"prompt\" (vLLM) or \"inputs\" (TGI)", "prompt");
   }
-  vllm_generate(context, body, response);
+  vllm_generate(context, body, request.body, response);
 }
 
 void handle_generate_stream(const RouteContext& context, const httplib::Request& request,
                             httplib::Response& response) {
-  tgi_generate(context, parse_json_body(request.body), true, response);
+  tgi_generate(context, parse_json_body(request.body), request.body, true, response);
 }
 
 }  // namespace baton::serve

@@ -57,7 +57,7 @@ class AcceptedFields : public ServedModelTest {
   }
 };
 
-constexpr const char* kConstrained = "does not constrain what the model writes";
+constexpr const char* kLegacyFunctions = "use tools and tool_choice";
 constexpr const char* kUnknown = "is not a field of";
 
 TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
@@ -99,17 +99,29 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
           {"modalities", json::array({"text"}), 200, ""},
           {"skip_special_tokens", true, 200, ""},
           {"include_stop_str_in_output", false, 200, ""},
+          // Structured outputs (tests/tools/serve/structured_outputs_test.cpp checks the text).
+          {"response_format", {{"type", "json_object"}}, 200, ""},
+          {"response_format", {{"type", "text"}}, 200, ""},
+          {"response_format",
+           {{"type", "json_schema"},
+            {"json_schema", {{"name", "n"}, {"schema", {{"type", "object"}}}}}},
+           200,
+           ""},
+          {"guided_json", {{"type", "object"}}, 200, ""},
+          {"guided_choice", json::array({"a", "b"}), 200, ""},
+          {"guided_grammar", R"(root ::= "a")", 200, ""},
+          {"guided_decoding_backend", "xgrammar", 200, ""},
+          {"json_schema", {{"type", "object"}}, 200, ""},
+          {"structured_outputs", {{"choice", json::array({"a", "b"})}}, 200, ""},
           // Refused, saying why.
-          {"response_format", {{"type", "json_object"}}, 400, kConstrained},
-          {"tools", json::array({tool}), 400, kConstrained},
-          {"tool_choice", "auto", 400, kConstrained},
-          {"parallel_tool_calls", true, 400, kConstrained},
-          {"functions", json::array({tool["function"]}), 400, kConstrained},
-          {"function_call", "auto", 400, kConstrained},
-          {"guided_json", {{"type", "object"}}, 400, kConstrained},
-          {"guided_choice", json::array({"a", "b"}), 400, kConstrained},
-          {"guided_grammar", R"(root ::= "a")", 400, kConstrained},
-          {"json_schema", {{"type", "object"}}, 400, kConstrained},
+          {"response_format.type", "yaml", 400, "must be text, json_object or json_schema"},
+          {"guided_json", {{"type", "integer"}, {"multipleOf", 2}}, 400, "'multipleOf'"},
+          {"guided_whitespace_pattern", " *", 400, "compact"},
+          {"tools", json::array({tool}), 200, ""},  // tests/tools/serve/tool_calls_test.cpp
+          {"tool_choice", "auto", 400, "needs tools"},
+          {"parallel_tool_calls", true, 400, "needs tools"},
+          {"functions", json::array({tool["function"]}), 400, kLegacyFunctions},
+          {"function_call", "auto", 400, kLegacyFunctions},
           {"logit_bias", {{"1", 5}}, 400, "token biases are not applied"},
           {"audio", {{"voice", "alloy"}, {"format", "wav"}}, 400, "writes text only"},
           {"modalities", json::array({"text", "audio"}), 400, "writes text only"},
@@ -125,7 +137,7 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
           {"no_such_field", 1, 400, "is not a field of POST /v1/chat/completions"},
           {"stream_options.continuous_usage_stats", true, 400, "is not a field of stream_options"},
       });
-  // Fields of a message: role and content are honoured; name and tool calls are refused.
+  // Fields of a message: role, content and the tool fields are honoured; name is refused.
   json named = base;
   named["messages"][0]["name"] = "alice";
   HttpAnswer a = post_json(port(), "/v1/chat/completions", named);
@@ -135,6 +147,8 @@ TEST_F(AcceptedFields, ChatCompletionsHonoursOrRefusesEveryOpenAiField) {
   EXPECT_EQ(post_json(port(), "/v1/chat/completions", named).status, 200);
   json tool_reply = base;
   tool_reply["messages"].push_back({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "4"}});
+  EXPECT_EQ(post_json(port(), "/v1/chat/completions", tool_reply).status, 200);
+  tool_reply["messages"][1]["tool_call_id"] = 7;
   a = post_json(port(), "/v1/chat/completions", tool_reply);
   EXPECT_EQ(a.status, 400) << a.body;
   EXPECT_EQ(a.json()["error"]["param"], "messages[1].tool_call_id") << a.body;
@@ -167,7 +181,8 @@ TEST_F(AcceptedFields, CompletionsHonoursOrRefusesEveryOpenAiField) {
                    {"ignore_eos", true, 200, ""},
                    {"suffix", "amen", 400, "does not fill in the middle"},
                    {"logit_bias", {{"1", 5}}, 400, "token biases are not applied"},
-                   {"guided_regex", "[a-z]+", 400, kConstrained},
+                   {"guided_regex", "[a-z]+", 200, ""},
+                   {"guided_regex", "(a", 400, "a group is not closed"},
                    {"prompt_logprobs", 1, 400, "prompt's logprobs"},
                    {"truncate_prompt_tokens", 8, 400, "refused, not truncated"},
                    {"no_such_field", 1, 400, "is not a field of POST /v1/completions"},
@@ -179,7 +194,7 @@ TEST_F(AcceptedFields, VllmAndTgiGenerateHonourOrRefuseTheirFields) {
                {
                    {"temperature", 0.5, 200, ""},
                    {"stream", false, 200, ""},
-                   {"guided_json", {{"type", "object"}}, 400, kConstrained},
+                   {"guided_json", {{"type", "object"}}, 200, ""},
                    {"model", "x", 400, "is not a field of vLLM's POST /generate"},
                });
   // What TGI's Python client sends: every parameter, unset ones as null or off.
@@ -210,10 +225,9 @@ TEST_F(AcceptedFields, VllmAndTgiGenerateHonourOrRefuseTheirFields) {
                    {"parameters.details", false, 200, ""},
                    {"parameters.watermark", true, 422, "not watermarked"},
                    {"parameters.typical_p", 0.5, 422, "typical sampling"},
-                   {"parameters.grammar",
-                    {{"type", "json"}, {"value", json::object()}},
-                    422,
-                    "TGI's grammar object"},
+                   {"parameters.grammar", {{"type", "json"}, {"value", json::object()}}, 200, ""},
+                   {"parameters.grammar", {{"type", "regex"}, {"value", "[0-9]+"}}, 200, ""},
+                   {"parameters.grammar.type", "ebnf", 422, "json or regex"},
                    {"parameters.adapter_id", "sql", 422, "\"model\""},
                    {"parameters.truncate", 8, 422, "refused, not truncated"},
                    {"stream", true, 422, "must be false on /generate"},

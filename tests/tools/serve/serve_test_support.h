@@ -92,6 +92,16 @@ inline HttpAnswer post_json(int port, const std::string& path, const nlohmann::j
   return post(port, path, body.dump(), headers);
 }
 
+// A body the server must answer with 400, naming `param` and saying `says` in the message.
+inline void expect_refused(int port, const std::string& path, const nlohmann::json& body,
+                           const std::string& param, const std::string& says) {
+  const HttpAnswer a = post_json(port, path, body);
+  EXPECT_EQ(a.status, 400) << body << ": " << a.body;
+  if (a.status != 400) return;
+  EXPECT_EQ(a.json()["error"]["param"], param) << a.body;
+  EXPECT_NE(a.body.find(says), std::string::npos) << a.body;
+}
+
 inline HttpAnswer get(int port, const std::string& path, const httplib::Headers& headers = {}) {
   httplib::Client client("127.0.0.1", port);
   const httplib::Result result = client.Get(path.c_str(), headers);
