@@ -171,19 +171,24 @@ int run_serve_offline(const BenchFlags& f) {
                      {"output_tokens_per_s", r.output_tokens_per_s},
                      {"requests_per_s", r.requests_per_s},
                      {"mean_ttft_s", r.mean_ttft_s},
-                     {"mean_e2e_s", r.mean_e2e_s}});
+                     {"mean_e2e_s", r.mean_e2e_s},
+                     {"grammar_share", r.grammar_share}});
     }
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   std::printf("%d requests, ~%d prompt tokens, %d output tokens each\n", o.requests,
               o.prompt_tokens, o.output_tokens);
-  std::printf("| concurrency | output t/s | requests/s | mean TTFT s | mean e2e s | vs first |\n");
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf("| concurrency | output t/s | requests/s | mean TTFT s | mean e2e s | vs first |%s\n",
+              o.grammar.empty() ? "" : " grammar share |");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
+              o.grammar.empty() ? "" : " ---: |");
   for (const OfflineThroughputResult& r : results) {
-    std::printf("| %d | %.1f | %.2f | %.3f | %.3f | %.2fx |\n", r.concurrency,
-                r.output_tokens_per_s, r.requests_per_s, r.mean_ttft_s, r.mean_e2e_s,
+    std::printf("| %d | %.1f | %.2f | %.3f | %.3f | %.2fx |", r.concurrency, r.output_tokens_per_s,
+                r.requests_per_s, r.mean_ttft_s, r.mean_e2e_s,
                 r.output_tokens_per_s / results.front().output_tokens_per_s);
+    if (!o.grammar.empty()) std::printf(" %.1f%% |", 100 * r.grammar_share);
+    std::printf("\n");
   }
   return 0;
 }
@@ -355,6 +360,8 @@ Action add_bench_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--output-tokens", f->offline.output_tokens, "output tokens (serve-offline)")
       ->capture_default_str();
+  // serve-offline: structured outputs' cost, with the share of time their masks take.
+  add_output_constraint_flags(*cmd, f->offline.grammar);
   const Action serve = add_bench_serve_command(*cmd);
   const Action grammar = add_bench_grammar_command(*cmd);
   return [f, cmd, serve, grammar] {

@@ -255,27 +255,32 @@ void add_generation_flags(CLI::App& cmd, GenerationParams& g) {
   cmd.add_flag("--parse-special", g.parse_special,
                "treat special-token text such as <s> in the prompt as tokens");
   cmd.add_flag("--ignore-eos", g.ignore_eos, "generate past end-of-text tokens");
-  auto* grammar =
-      cmd.add_option("--grammar", g.grammar, "GBNF grammar (llama.cpp's) the output must follow");
+  add_output_constraint_flags(cmd, g.grammar);
+}
+
+void add_output_constraint_flags(CLI::App& cmd, std::string& grammar_text) {
+  std::string* const g = &grammar_text;
+  auto* grammar = cmd.add_option("--grammar", grammar_text,
+                                 "GBNF grammar (llama.cpp's) the output must follow");
   auto* grammar_file =
       cmd.add_option_function<std::string>(
              "--grammar-file",
-             [&g](const std::string& path) { g.grammar = read_text_file("--grammar-file", path); },
+             [g](const std::string& path) { *g = read_text_file("--grammar-file", path); },
              "file of a GBNF grammar the output must follow")
           ->check(CLI::ExistingFile);
   auto* schema = cmd.add_option_function<std::string>(
       "--json-schema",
-      [&g](const std::string& value) {
+      [g](const std::string& value) {
         // llama.cpp takes the schema inline; a file is accepted too.
         const std::string text =
             value.starts_with('{') ? value : read_text_file("--json-schema", value);
-        g.grammar = compiled("--json-schema", [&] { return json_schema_grammar(text); });
+        *g = compiled("--json-schema", [&] { return json_schema_grammar(text); });
       },
       "JSON Schema (inline, or a file) the output must validate against");
   auto* regex = cmd.add_option_function<std::string>(
       "--regex",
-      [&g](const std::string& pattern) {
-        g.grammar = compiled("--regex", [&] { return regex_grammar(pattern); });
+      [g](const std::string& pattern) {
+        *g = compiled("--regex", [&] { return regex_grammar(pattern); });
       },
       "regular expression the whole output must match");
   grammar->excludes(grammar_file, schema, regex);

@@ -46,5 +46,8 @@ void add_lora_flags(CLI::App& cmd, LLMOptions& options);
 std::string single_lora(const LLMOptions& options);
 // Sampling and stopping flags shared by the commands that generate.
 void add_generation_flags(CLI::App& cmd, GenerationParams& params);
+// --grammar, --grammar-file, --json-schema and --regex (one of them), compiled into `grammar`
+// as GBNF (docs/structured-outputs.md).
+void add_output_constraint_flags(CLI::App& cmd, std::string& grammar);
 
 }  // namespace baton::cli

@@ -318,8 +318,10 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
   }
   const LogSoftmax logprob(logits);
   for (Sequence* sequence : group) {
+    const double grammar_before = sequence->sampler->grammar_seconds();
     const int32_t token = sequence->sampler->sample(logits, sequence->tokens,
                                                     static_cast<size_t>(sequence->prompt_length));
+    counters_.grammar_seconds += sequence->sampler->grammar_seconds() - grammar_before;
     sequence->tokens.push_back(token);
     sequence->cumulative_logprob += logprob(token);
     ++counters_.generated_tokens;

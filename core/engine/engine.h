@@ -85,8 +85,9 @@ struct EngineCounters {
   bool predictions_trusted = true;
   int64_t prefix_query_tokens = 0;
   int64_t prefix_hit_tokens = 0;
-  int32_t running = 0;  // sequences holding KV blocks
-  int32_t waiting = 0;  // sequences queued for admission or recompute
+  double grammar_seconds = 0;  // on grammars' masks and moves, in sampling
+  int32_t running = 0;         // sequences holding KV blocks
+  int32_t waiting = 0;         // sequences queued for admission or recompute
 };
 
 // How many completions the engine reports for a request (sample indices or ranks 0..count-1):

@@ -111,6 +111,7 @@ EngineStats DataParallelRouter::stats() const {
     sum.length_predictions_trusted = sum.length_predictions_trusted && s.length_predictions_trusted;
     sum.prefix_query_tokens += s.prefix_query_tokens;
     sum.prefix_hit_tokens += s.prefix_hit_tokens;
+    sum.grammar_seconds += s.grammar_seconds;
     sum.kv_blocks_total += s.kv_blocks_total;
     sum.kv_blocks_free += s.kv_blocks_free;
     sum.kv_blocks_used += s.kv_blocks_used;

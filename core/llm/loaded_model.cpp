@@ -167,6 +167,7 @@ EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
                          c.prefix_query_tokens > 0
                              ? static_cast<double>(c.prefix_hit_tokens) / c.prefix_query_tokens
                              : 0.0,
+                     .grammar_seconds = c.grammar_seconds,
                      .kv_blocks_total = total,
                      .kv_blocks_free = available,
                      .kv_blocks_used = total - available,

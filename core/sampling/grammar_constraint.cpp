@@ -51,6 +51,7 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
 }
 
 void GrammarConstraint::allowed(std::vector<char>& allowed) {
+  if (matcher_.compact()) masks_.clear();  // their keys named stacks that are gone
   const auto cached = masks_.find(matcher_.state());
   if (cached != masks_.end()) {
     allowed.resize(pieces_->pieces.size());

@@ -1,8 +1,8 @@
 #include "core/sampling/grammar_matcher.h"
 
 #include <algorithm>
-#include <set>
 #include <string>
+#include <unordered_set>
 
 #include "baton/error.h"
 #include "core/tokenizer/utf8.h"
@@ -39,27 +39,56 @@ std::pair<uint32_t, uint32_t> completions_of(std::string_view prefix) {
 // them the grammar is refused with an error, never left to exhaust the thread or its memory.
 constexpr size_t kMaxStacks = 1024;       // ways to go on after one character
 constexpr size_t kMaxExpansions = 65536;  // rule references opened for one character
-constexpr size_t kMaxDepth = 1024;        // rules inside rules
+constexpr int32_t kMaxDepth = 1024;       // rules inside rules
 // Until this many references are opened in one step, stacks met twice are just expanded twice
 // (cheaper than remembering them); past it, each is expanded once.
 constexpr size_t kRememberAfter = 256;
+// Interned stacks kept before compact() drops those the current state does not use (each node
+// costs about 50 bytes with its index entry).
+constexpr size_t kCompactAfter = size_t{1} << 18;
 
 struct GrammarMatcher::Expansion {
   size_t opened = 0;
-  std::set<Stack> seen;
+  std::unordered_set<int32_t> seen;
 };
+
+size_t GrammarMatcher::NodeKeyHash::operator()(const NodeKey& key) const {
+  uint64_t h = key.top * 0x9e37'79b9'7f4a'7c15ull ^ static_cast<uint32_t>(key.below);
+  h ^= h >> 29;
+  return static_cast<size_t>(h * 0xbf58'476d'1ce4'e5b9ull);
+}
 
 GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
     : grammar_(std::move(grammar)) {
   Expansion expansion;
   const auto& root = grammar_->rules[grammar_->root];
   for (size_t alternative = 0; alternative < root.size(); ++alternative) {
-    expand({{grammar_->root, static_cast<int32_t>(alternative), 0}}, state_.stacks, expansion);
+    expand(intern({grammar_->root, static_cast<int32_t>(alternative), 0}, kEmpty), state_.stacks,
+           expansion);
   }
   settle(state_.stacks);
 }
 
-void GrammarMatcher::settle(std::vector<Stack>& stacks) {
+const GrammarElement& GrammarMatcher::element(const Position& p) const {
+  return grammar_->rules[p.rule][p.alternative][p.index];
+}
+
+// The parser bounds rules to 4096, and alternatives and elements to 100,000: 16, 24 and 24 bits.
+int32_t GrammarMatcher::intern(Position top, int32_t below) const {
+  const NodeKey key{static_cast<uint64_t>(top.rule) << 48 |
+                        static_cast<uint64_t>(top.alternative) << 24 |
+                        static_cast<uint64_t>(top.index),
+                    below};
+  const auto [it, added] =
+      interned_.ids.try_emplace(key, static_cast<int32_t>(interned_.nodes.size()));
+  if (added) {
+    const int32_t depth = below == kEmpty ? 1 : interned_.nodes[below].depth + 1;
+    interned_.nodes.push_back({top, below, depth});
+  }
+  return it->second;
+}
+
+void GrammarMatcher::settle(std::vector<int32_t>& stacks) {
   std::ranges::sort(stacks);
   stacks.erase(std::unique(stacks.begin(), stacks.end()), stacks.end());
   if (stacks.size() > kMaxStacks) {
@@ -73,26 +102,24 @@ void GrammarMatcher::settle(std::vector<Stack>& stacks) {
 // the stack is empty: the grammar is satisfied); a reference to a rule of k alternatives gives k
 // stacks. The grammar has no left recursion (parse_gbnf refuses it), so this ends; the bounds
 // keep it short.
-void GrammarMatcher::expand(Stack start, std::vector<Stack>& out, Expansion& expansion) const {
-  std::vector<Stack> work;
-  work.push_back(std::move(start));
+void GrammarMatcher::expand(int32_t start, std::vector<int32_t>& out, Expansion& expansion) const {
+  std::vector<int32_t> work{start};
   while (!work.empty()) {
-    Stack stack = std::move(work.back());
+    int32_t stack = work.back();
     work.pop_back();
-    while (!stack.empty()) {
-      const Position top = stack.back();
-      const GrammarAlternative& alternative = grammar_->rules[top.rule][top.alternative];
-      if (top.index < static_cast<int32_t>(alternative.size())) break;
-      stack.pop_back();
+    while (stack != kEmpty) {
+      const Position& top = interned_.nodes[stack].top;
+      if (top.index < static_cast<int32_t>(grammar_->rules[top.rule][top.alternative].size())) {
+        break;
+      }
+      stack = interned_.nodes[stack].below;
     }
-    if (stack.empty() ||
-        !grammar_->rules[stack.back().rule][stack.back().alternative][stack.back().index]
-             .is_rule()) {
-      out.push_back(std::move(stack));
+    if (stack == kEmpty || !element(interned_.nodes[stack].top).is_rule()) {
+      out.push_back(stack);
       continue;
     }
     if (++expansion.opened > kRememberAfter && !expansion.seen.insert(stack).second) continue;
-    if (expansion.opened > kMaxExpansions || stack.size() >= kMaxDepth) {
+    if (expansion.opened > kMaxExpansions || interned_.nodes[stack].depth >= kMaxDepth) {
       throw Error(ErrorCategory::kInvalidArgument,
                   expansion.opened > kMaxExpansions
                       ? "the grammar is too ambiguous: more than " +
@@ -101,31 +128,28 @@ void GrammarMatcher::expand(Stack start, std::vector<Stack>& out, Expansion& exp
     }
     // What follows the reference, then the referenced rule above it; a reference at the end
     // of its alternative leaves nothing below, which keeps repetitions' stacks short.
-    const Position top = stack.back();
-    const GrammarAlternative& alternative = grammar_->rules[top.rule][top.alternative];
-    const int32_t rule = alternative[top.index].rule;
-    stack.back().index++;
-    if (stack.back().index == static_cast<int32_t>(alternative.size())) stack.pop_back();
-    const size_t count = grammar_->rules[rule].size();
-    for (size_t k = 0; k < count; ++k) {
-      Stack next = k + 1 < count ? stack : std::move(stack);
-      next.push_back({rule, static_cast<int32_t>(k), 0});
-      work.push_back(std::move(next));
-    }
+    const Node node = interned_.nodes[stack];
+    const GrammarAlternative& alternative = grammar_->rules[node.top.rule][node.top.alternative];
+    const int32_t rule = alternative[node.top.index].rule;
+    const int32_t below =
+        node.top.index + 1 == static_cast<int32_t>(alternative.size())
+            ? node.below
+            : intern({node.top.rule, node.top.alternative, node.top.index + 1}, node.below);
+    const auto count = static_cast<int32_t>(grammar_->rules[rule].size());
+    for (int32_t k = 0; k < count; ++k) work.push_back(intern({rule, k, 0}, below));
   }
 }
 
-std::vector<GrammarMatcher::Stack> GrammarMatcher::step(const std::vector<Stack>& stacks,
-                                                        uint32_t code_point) const {
-  std::vector<Stack> next;
+std::vector<int32_t> GrammarMatcher::step(const std::vector<int32_t>& stacks,
+                                          uint32_t code_point) const {
+  std::vector<int32_t> next;
   Expansion expansion;
-  for (const Stack& stack : stacks) {
-    if (stack.empty()) continue;
-    const Position& top = stack.back();
-    if (!grammar_->rules[top.rule][top.alternative][top.index].matches(code_point)) continue;
-    Stack advanced = stack;
-    advanced.back().index++;
-    expand(std::move(advanced), next, expansion);
+  for (const int32_t stack : stacks) {
+    if (stack == kEmpty) continue;
+    const Node node = interned_.nodes[stack];
+    if (!element(node.top).matches(code_point)) continue;
+    expand(intern({node.top.rule, node.top.alternative, node.top.index + 1}, node.below), next,
+           expansion);
   }
   settle(next);
   return next;
@@ -151,11 +175,9 @@ bool GrammarMatcher::could_complete(const State& state) const {
   if (state.pending.empty()) return !state.stacks.empty();
   // A pair, not a structured binding: clang 14 does not let lambdas capture those.
   const std::pair<uint32_t, uint32_t> range = completions_of(state.pending);
-  return std::ranges::any_of(state.stacks, [&](const Stack& stack) {
-    if (stack.empty()) return false;
-    const Position& top = stack.back();
-    return grammar_->rules[top.rule][top.alternative][top.index].matches_any(range.first,
-                                                                             range.second);
+  return std::ranges::any_of(state.stacks, [&](int32_t stack) {
+    return stack != kEmpty &&
+           element(interned_.nodes[stack].top).matches_any(range.first, range.second);
   });
 }
 
@@ -173,12 +195,28 @@ bool GrammarMatcher::advance(std::string_view bytes) {
 
 bool GrammarMatcher::complete() const {
   return state_.pending.empty() &&
-         std::ranges::any_of(state_.stacks, [](const Stack& stack) { return stack.empty(); });
+         std::ranges::any_of(state_.stacks, [](int32_t stack) { return stack == kEmpty; });
 }
 
 bool GrammarMatcher::finished() const {
   return state_.pending.empty() &&
-         std::ranges::all_of(state_.stacks, [](const Stack& stack) { return stack.empty(); });
+         std::ranges::all_of(state_.stacks, [](int32_t stack) { return stack == kEmpty; });
+}
+
+bool GrammarMatcher::compact() {
+  if (interned_.nodes.size() <= kCompactAfter) return false;
+  Interned old = std::move(interned_);
+  interned_ = Interned{};
+  for (int32_t& stack : state_.stacks) {
+    std::vector<Position> positions;  // top first
+    for (int32_t at = stack; at != kEmpty; at = old.nodes[at].below) {
+      positions.push_back(old.nodes[at].top);
+    }
+    stack = kEmpty;
+    for (auto it = positions.rbegin(); it != positions.rend(); ++it) stack = intern(*it, stack);
+  }
+  settle(state_.stacks);
+  return true;
 }
 
 }  // namespace baton

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "core/bounded_json.h"
 #include "core/sampling/gbnf_text.h"
 #include "core/sampling/regex_grammar.h"
 
@@ -73,7 +74,10 @@ const std::set<std::string_view> kNumberKeywords = {"minimum", "maximum", "exclu
 const std::set<std::string_view> kCombinators = {"type",  "enum",  "const", "anyOf",
                                                  "oneOf", "allOf", "$ref"};
 
-constexpr int kMaxDepth = 64;        // schemas inside schemas
+constexpr int kMaxDepth = 64;  // schemas inside schemas
+// Subschemas compiled, counting each time one is compiled again where it is inlined (a type
+// list, allOf): bounds the work a small schema written to repeat itself can ask for.
+constexpr size_t kMaxVisits = 100000;
 constexpr int64_t kMaxCount = 1000;  // items and characters: the grammar's bound on {m,n}
 constexpr int64_t kMaxBound = 1000000000000000;  // |minimum|, |maximum|: 10^15
 
@@ -173,6 +177,10 @@ class SchemaCompiler {
   std::string expression(const Json& schema, const std::string& pointer, const std::string& hint,
                          int depth) {
     if (depth > kMaxDepth) fail(pointer, "schemas nested deeper than " + std::to_string(kMaxDepth));
+    if (++visits_ > kMaxVisits) {
+      fail(pointer, "the schema is too large to compile (past " + std::to_string(kMaxVisits) +
+                        " subschemas, inlined ones counted again)");
+    }
     if (schema.is_boolean()) {
       if (!schema.get<bool>()) fail(pointer, "the schema false allows nothing");
       return "json-value";
@@ -199,10 +207,9 @@ class SchemaCompiler {
       only("$ref");
       return reference(schema["$ref"], pointer + "/$ref", depth);
     }
-    if (schema.contains("const")) {
-      return rule(hint, gbnf::literal(schema["const"].dump()));
+    if (schema.contains("const") || schema.contains("enum")) {
+      return enumeration(schema, pointer, hint, constraints);
     }
-    if (schema.contains("enum")) return enumeration(schema["enum"], pointer + "/enum", hint);
     for (const char* keyword : {"anyOf", "oneOf"}) {
       if (!schema.contains(keyword)) continue;
       only(keyword);
@@ -238,13 +245,51 @@ class SchemaCompiler {
     return name;
   }
 
-  std::string enumeration(const Json& values, const std::string& pointer, const std::string& hint) {
-    if (!values.is_array() || values.empty()) fail(pointer, "must be a non-empty array");
+  // const or enum: exactly the values given, of those `type` allows when it is beside them.
+  std::string enumeration(const Json& schema, const std::string& pointer, const std::string& hint,
+                          const std::vector<std::string>& constraints) {
+    for (const std::string& key : constraints) {
+      if (key != "const" && key != "enum" && key != "type") {
+        fail(pointer, "'" + key + "' beside const or enum is not supported (only type is)");
+      }
+    }
+    const bool is_const = schema.contains("const");
+    if (is_const && schema.contains("enum")) fail(pointer, "give const or enum, not both");
+    const Json values = is_const ? Json::array({schema["const"]}) : schema["enum"];
+    const std::string at = pointer + (is_const ? "/const" : "/enum");
+    if (!values.is_array() || values.empty()) fail(at, "must be a non-empty array");
+    std::vector<std::string> types;
+    if (const auto it = schema.find("type"); it != schema.end()) {
+      for (const Json& type : it->is_array() ? *it : Json::array({*it})) {
+        if (!type.is_string()) fail(pointer + "/type", "must hold type names");
+        types.push_back(type.get<std::string>());
+      }
+    }
     std::string body;
     for (const Json& value : values) {
+      if (!types.empty() && std::ranges::none_of(types, [&](const std::string& type) {
+            return has_type(value, type);
+          })) {
+        continue;
+      }
       body += (body.empty() ? "" : " | ") + gbnf::literal(value.dump());
     }
+    if (body.empty()) fail(at, "no value has the schema's type");
     return rule(hint, body);
+  }
+
+  static bool has_type(const Json& value, const std::string& type) {
+    if (type == "null") return value.is_null();
+    if (type == "boolean") return value.is_boolean();
+    if (type == "string") return value.is_string();
+    if (type == "object") return value.is_object();
+    if (type == "array") return value.is_array();
+    if (type == "number") return value.is_number();
+    if (type == "integer") {
+      return value.is_number_integer() ||
+             (value.is_number_float() && value.get<double>() == std::floor(value.get<double>()));
+    }
+    return false;
   }
 
   std::string alternatives(const Json& schemas, const std::string& pointer, const std::string& hint,
@@ -275,6 +320,11 @@ class SchemaCompiler {
       const Json* part = &parts[i];
       std::string at = pointer + "/allOf/" + std::to_string(i);
       for (int hops = 0; part->is_object() && part->contains("$ref"); ++hops) {
+        for (const auto& [key, value] : part->items()) {
+          if (key != "$ref" && !kAnnotations.contains(key)) {
+            fail(at, "allOf parts with $ref beside other keywords are not supported");
+          }
+        }
         const Json& ref = (*part)["$ref"];
         if (hops > kMaxDepth || !ref.is_string() || ref.get<std::string>().empty() ||
             ref.get<std::string>()[0] != '#') {
@@ -323,8 +373,12 @@ class SchemaCompiler {
       if (it->is_array()) {
         if (it->empty()) fail(pointer + "/type", "must not be empty");
         std::string body;
+        std::set<std::string> seen;
         for (const Json& one : *it) {
           if (!one.is_string()) fail(pointer + "/type", "must hold type names");
+          if (!seen.insert(one.get<std::string>()).second) {
+            fail(pointer + "/type", "names '" + one.get<std::string>() + "' twice");
+          }
           Json narrowed = schema;
           narrowed["type"] = one;
           body += (body.empty() ? "" : " | ") +
@@ -623,19 +677,13 @@ class SchemaCompiler {
   std::set<std::string> names_ = {"root", "ws"};
   std::map<std::string, std::string> by_body_;
   std::map<std::string, std::string> refs_;
+  size_t visits_ = 0;
 };
 
 }  // namespace
 
 std::string json_schema_to_gbnf(std::string_view schema) {
-  Json parsed;
-  try {
-    parsed = Json::parse(schema);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                std::string("the JSON Schema is not valid JSON: ") + e.what());
-  }
-  return SchemaCompiler(parsed).compile();
+  return SchemaCompiler(parse_bounded_json<Json>(schema, "the JSON Schema")).compile();
 }
 
 std::string json_object_gbnf() {

@@ -19,6 +19,12 @@ constexpr int kMaxDepth = 100;   // groups inside groups
 const Ranges kDigits = {{'0', '9'}};
 const Ranges kWordChars = {{'0', '9'}, {'A', 'Z'}, {'_', '_'}, {'a', 'z'}};
 const Ranges kSpaces = {{'\t', '\r'}, {' ', ' '}};
+// Python's and ECMAScript's \d, \w and \s also match some letters, digits and spaces past
+// ASCII, and disagree on which: a class negating one of them (\D, [^\s]) generates only ASCII,
+// which both exclude from the shorthand's own set, so what is generated matches either way.
+const Ranges kPastAscii = {{0x80, 0x10FFFF}};
+// What `.` does not match: ECMAScript's line terminators (Python's `.` excludes only \n).
+const Ranges kLineTerminators = {{'\n', '\n'}, {'\r', '\r'}, {0x2028, 0x2029}};
 // What a JSON string cannot hold as itself.
 const Ranges kJsonEscaped = {{0, 0x1F}, {'"', '"'}, {'\\', '\\'}};
 
@@ -188,6 +194,9 @@ class RegexCompiler {
   // does not open a count, and is then a literal as in Python.
   bool counted(int& min, int& max) {
     const size_t after = count_end(pos_, min, max);
+    if (pattern_.substr(pos_).starts_with("{,}")) {
+      fail(pos_, "'{,}' is x* to Python and text to ECMAScript; write * instead");
+    }
     if (after == 0) return false;
     if (min > kMaxCount || max > kMaxCount) {
       fail(pos_, "a repetition count past " + std::to_string(kMaxCount));
@@ -247,13 +256,19 @@ class RegexCompiler {
       case 'W':
       case 'S':
         ++pos_;
-        return ranges_expression(shorthand(static_cast<char>(c - 'A' + 'a')), true);
+        return ranges_expression(negated_shorthand(static_cast<char>(c - 'A' + 'a')), true);
       default:
         return character(escaped_char(start, false));
     }
   }
 
   static Ranges shorthand(char c) { return c == 'd' ? kDigits : c == 'w' ? kWordChars : kSpaces; }
+  // The ranges a negated shorthand excludes: the shorthand's and everything past ASCII.
+  static Ranges negated_shorthand(char c) {
+    Ranges ranges = shorthand(c);
+    ranges.insert(ranges.end(), kPastAscii.begin(), kPastAscii.end());
+    return ranges;
+  }
 
   // The character an escape other than a shorthand stands for; pos_ is on the character after
   // the backslash.
@@ -277,6 +292,9 @@ class RegexCompiler {
         return '\v';
       case '0':
         ++pos_;
+        if (peek() >= '0' && peek() <= '9') {
+          fail(start, "octal escapes are not supported (Python and ECMAScript read them apart)");
+        }
         return 0;
       case 'x':
         ++pos_;
@@ -323,6 +341,7 @@ class RegexCompiler {
     }
     Ranges ranges;
     bool first = true;
+    bool has_shorthand = false;
     while (first || peek() != ']') {
       if (at_end()) fail(start, "a character class is not closed");
       first = false;
@@ -333,6 +352,7 @@ class RegexCompiler {
         const char c = peek();
         if (c == 'd' || c == 'w' || c == 's') {
           ++pos_;
+          has_shorthand = true;
           const Ranges more = shorthand(c);
           ranges.insert(ranges.end(), more.begin(), more.end());
           continue;
@@ -359,6 +379,7 @@ class RegexCompiler {
       ranges.emplace_back(low, high);
     }
     ++pos_;
+    if (negated && has_shorthand) ranges.insert(ranges.end(), kPastAscii.begin(), kPastAscii.end());
     return ranges_expression(ranges, negated);
   }
 
@@ -394,13 +415,13 @@ class RegexCompiler {
     return "(" + out + ")";
   }
 
-  // `.`: any character but a newline. Inside a JSON string only, `dot` false gives any character
-  // at all (JSON Schema's unanchored sides), both without control characters.
+  // `.`: any character but a line terminator. Inside a JSON string only, `dot` false gives any
+  // character at all (JSON Schema's unanchored sides), both without control characters.
   std::string any_char(bool dot) const {
     if (!options_.inside_json_string) {
-      return dot ? gbnf::char_class({{'\n', '\n'}}, true) : gbnf::char_class({}, true);
+      return dot ? gbnf::char_class(kLineTerminators, true) : gbnf::char_class({}, true);
     }
-    return ranges_expression(dot ? Ranges{{'\n', '\n'}} : Ranges{}, true);
+    return ranges_expression(dot ? kLineTerminators : Ranges{}, true);
   }
 
   std::string character(uint32_t cp) const {

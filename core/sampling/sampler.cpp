@@ -1,6 +1,7 @@
 #include "core/sampling/sampler.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -85,9 +86,15 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
     apply_presence_frequency(candidates_, history.subspan(prompt_length));
   }
   if (!grammar_) return draw();
+  const auto start = std::chrono::steady_clock::now();
   apply_grammar();
+  const auto masked = std::chrono::steady_clock::now();
   const int32_t token = draw();
+  const auto drawn = std::chrono::steady_clock::now();
   grammar_->accept(token);
+  grammar_seconds_ +=
+      std::chrono::duration<double>(masked - start).count() +
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - drawn).count();
   return token;
 }
 

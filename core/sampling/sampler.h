@@ -31,6 +31,8 @@ class Sampler {
   const SamplingParams& params() const { return params_; }
   // The grammar allows nothing more: generation ends here.
   bool grammar_finished() const { return grammar_ && grammar_->finished(); }
+  // Time spent on the grammar so far (its masks and its moves), for the engine's statistics.
+  double grammar_seconds() const { return grammar_seconds_; }
 
  private:
   struct Candidate {
@@ -50,6 +52,7 @@ class Sampler {
   std::vector<Candidate> candidates_;  // reused across calls to avoid a vocab-sized allocation
   std::unique_ptr<GrammarConstraint> grammar_;
   std::vector<char> allowed_;  // the grammar's mask, reused likewise
+  double grammar_seconds_ = 0;
 };
 
 // The seed of a request's sample `index` (parallel samples each draw from their own

@@ -35,6 +35,7 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
   params.sampling.temperature = 0;
   params.max_tokens = o.output_tokens;
   params.ignore_eos = true;
+  params.grammar = o.grammar;
   std::vector<OfflineThroughputResult> results;
   for (int32_t concurrency : o.concurrency) {
     if (concurrency <= 0) {
@@ -55,11 +56,15 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
     // reuse it. Other prompts, so that the timed run finds nothing in the prefix cache.
     llm.generate(random_requests(n_vocab, std::min(concurrency, o.requests), o.prompt_tokens,
                                  o.seed + 1, params));
+    const double grammar_before = llm.stats().grammar_seconds;
     const auto start = std::chrono::steady_clock::now();
     const std::vector<GenerationOutput> outputs = llm.generate(requests);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    OfflineThroughputResult r{.concurrency = concurrency, .seconds = seconds};
+    OfflineThroughputResult r{
+        .concurrency = concurrency,
+        .seconds = seconds,
+        .grammar_share = (llm.stats().grammar_seconds - grammar_before) / seconds};
     int64_t tokens = 0;
     for (const GenerationOutput& out : outputs) {
       tokens += static_cast<int64_t>(out.tokens.size());

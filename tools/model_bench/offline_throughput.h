@@ -20,6 +20,9 @@ struct OfflineThroughputOptions {
   uint64_t seed = 0;
   std::string kv_cache_dtype = "f32";
   bool repack_weights = true;  // BackendOptions::prepack_weights
+  // A GBNF grammar every request's output must follow (structured outputs); empty: none. With
+  // one, a request also ends where the grammar allows nothing more.
+  std::string grammar;
 };
 
 struct OfflineThroughputResult {
@@ -27,8 +30,9 @@ struct OfflineThroughputResult {
   double seconds = 0;
   double output_tokens_per_s = 0;
   double requests_per_s = 0;
-  double mean_ttft_s = 0;  // submission to first token
-  double mean_e2e_s = 0;   // submission to last token
+  double mean_ttft_s = 0;    // submission to first token
+  double mean_e2e_s = 0;     // submission to last token
+  double grammar_share = 0;  // of the run's time, spent on grammar masks and moves
 };
 
 // One result per concurrency cap, in the order given.

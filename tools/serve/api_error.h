@@ -27,6 +27,14 @@ class ApiError : public std::runtime_error {
   std::string type_;
 };
 
+// Whether `object` holds `key` with the value `expected`; false, never an exception, for a value
+// of another type (nlohmann's value(key, default) throws for those).
+template <typename Json>
+bool has_value(const Json& object, const char* key, const char* expected) {
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() && *it == expected;
+}
+
 // 400: the field `param` is missing, of the wrong type or out of range.
 inline ApiError bad_field(const std::string& param, const std::string& why) {
   return ApiError(400, "'" + param + "' " + why, param);

@@ -38,7 +38,7 @@ void check_tool_calls(const nlohmann::json& calls, const std::string& field) {
       "\"arguments\"}} with strings";
   if (!calls.is_array()) throw bad_field(field, shape);
   for (const nlohmann::json& call : calls) {
-    const bool ok = call.is_object() && call.value("type", "") == "function" &&
+    const bool ok = call.is_object() && has_value(call, "type", "function") &&
                     call.contains("function") && call["function"].is_object() &&
                     call["function"].contains("name") && call["function"]["name"].is_string() &&
                     call["function"].contains("arguments") &&
@@ -68,7 +68,7 @@ std::vector<ChatMessage> read_messages(const nlohmann::json& body, bool template
     if (const auto calls = m.find("tool_calls"); calls != m.end() && !calls->is_null()) {
       check_tool_calls(*calls, field + ".tool_calls");
       if (template_renders_tools) {
-        message.tool_calls = calls->dump();
+        message.tool_calls = template_tool_calls(*calls);
       } else {
         message.content = generic_tool_calls_text(*calls);
       }
@@ -148,7 +148,7 @@ void answer_whole(const RouteContext& context, const ChatCall& call, RequestGrou
     const Completion& c = output.completions[j];
     ToolReply reply{.message = {{"role", "assistant"}, {"content", c.text}},
                     .finish_reason = to_string(c.finish_reason)};
-    if (call.tools.active()) reply = tool_reply(c.text, c.finish_reason);
+    if (call.tools.active()) reply = tool_reply(c.text, c.finish_reason, call.tools.named);
     choices.push_back({{"index", j},
                        {"message", std::move(reply.message)},
                        {"logprobs", logprobs_or_null(call, c.logprobs, context)},
@@ -222,7 +222,7 @@ void answer_stream(const RouteContext& context, const ChatCall& call,
           out += chunk(j, nlohmann::json::object(), nullptr, to_string(reason));
           continue;
         }
-        out += tool_reply_chunks(tool_reply((*held)[j], reason), j, chunk);
+        out += tool_reply_chunks(tool_reply((*held)[j], reason, call.tools.named), j, chunk);
       }
     }
     return write(out);
@@ -253,7 +253,7 @@ void handle_chat_completions(const RouteContext& context, const httplib::Request
     } else {
       messages.insert(messages.begin(), ChatMessage{.role = "system", .content = instructions});
     }
-    if (renders_tools) tools = call.tools.tools.dump();
+    if (renders_tools) tools = call.tools.offered.dump();
   }
   ChatPrompt prompt;
   try {

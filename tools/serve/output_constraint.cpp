@@ -139,7 +139,7 @@ std::string grammar_of(const std::string& name, const Ordered& value, Constraint
 bool sets_constraint(const std::string& name, const nlohmann::json& value) {
   if (value.is_null()) return false;
   return !(name == "response_format" && value.is_object() && value.size() == 1 &&
-           value.value("type", "") == "text");
+           has_value(value, "type", "text"));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "baton/error.h"
+#include "core/bounded_json.h"
 #include "tools/request_json.h"
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"
@@ -13,10 +14,10 @@ namespace baton::serve {
 nlohmann::json parse_json_body(const std::string& body) {
   nlohmann::json json;
   try {
-    json = nlohmann::json::parse(body);
-  } catch (const nlohmann::json::exception& e) {
-    // Not only syntax errors: a number beyond a double's range is out_of_range.
-    throw ApiError(400, std::string("the request body is not valid JSON: ") + e.what());
+    // Not only syntax errors: a number beyond a double's range, or nesting past the bound.
+    json = parse_bounded_json<nlohmann::json>(body, "the request body");
+  } catch (const Error& e) {
+    throw ApiError(400, e.what());
   }
   if (!json.is_object()) throw ApiError(400, "the request body must be a JSON object");
   return json;

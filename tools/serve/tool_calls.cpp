@@ -5,6 +5,7 @@
 
 #include "baton/error.h"
 #include "baton/structured_output.h"
+#include "core/bounded_json.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
 
@@ -23,7 +24,7 @@ bool valid_tool_name(const std::string& name) {
 // One entry of "tools", checked: {"type": "function", "function": {"name", "description",
 // "parameters", "strict"}}; its parameters default to an object without properties.
 Ordered read_tool(const Ordered& tool, const std::string& field) {
-  if (!tool.is_object() || tool.value("type", "") != "function") {
+  if (!tool.is_object() || !has_value(tool, "type", "function")) {
     throw bad_field(field, "must be {\"type\": \"function\", \"function\": {...}}");
   }
   for (const auto& [key, value] : tool.items()) {
@@ -84,6 +85,15 @@ Ordered only_property(const std::string& name, Ordered schema) {
           {"additionalProperties", false}};
 }
 
+// A call's arguments as JSON where they parse.
+Ordered parsed_arguments(const std::string& arguments) {
+  try {
+    return parse_bounded_json<Ordered>(arguments, "the arguments");
+  } catch (const Error&) {
+    return arguments;  // not JSON: kept as the text it is
+  }
+}
+
 }  // namespace
 
 ToolUse read_tool_use(const nlohmann::json& body, const std::string& body_text) {
@@ -101,7 +111,7 @@ ToolUse read_tool_use(const nlohmann::json& body, const std::string& body_text) 
   const Ordered request = Ordered::parse(body_text);
   const Ordered& tools = request.contains("tools") ? request["tools"] : Ordered();
   if (!tools.is_array() || tools.empty()) throw bad_field("tools", "must be a non-empty array");
-  ToolUse use{.choice = ToolUse::Choice::kAuto};
+  ToolUse use{.choice = ToolUse::Choice::kAuto, .offered = tools};
   for (size_t i = 0; i < tools.size(); ++i) {
     use.tools.push_back(read_tool(tools[i], "tools[" + std::to_string(i) + "]"));
   }
@@ -117,7 +127,7 @@ ToolUse read_tool_use(const nlohmann::json& body, const std::string& body_text) 
     use.choice = ToolUse::Choice::kRequired;
     return use;
   }
-  const bool named = choice.is_object() && choice.value("type", "") == "function" &&
+  const bool named = choice.is_object() && has_value(choice, "type", "function") &&
                      choice.contains("function") && choice["function"].is_object() &&
                      choice["function"].contains("name") && choice["function"]["name"].is_string();
   if (!named) {
@@ -133,6 +143,7 @@ ToolUse read_tool_use(const nlohmann::json& body, const std::string& body_text) 
   }
   use.tools = Ordered::array({*tool});
   use.choice = ToolUse::Choice::kRequired;
+  use.named = true;
   use.parallel = false;
   return use;
 }
@@ -183,11 +194,17 @@ std::string tool_instructions(const ToolUse& use, bool template_renders_tools) {
   return text;
 }
 
-ToolReply tool_reply(const std::string& text, FinishReason reason) {
+ToolReply tool_reply(const std::string& text, FinishReason reason, bool named) {
   ToolReply reply{.message = {{"role", "assistant"}, {"content", text}},
                   .finish_reason = to_string(reason)};
   if (reason != FinishReason::kStop) return reply;
-  const nlohmann::json parsed = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  // Arguments keep the order they were written in.
+  Ordered parsed;
+  try {
+    parsed = parse_bounded_json<Ordered>(text, "the reply");
+  } catch (const Error&) {
+    return reply;
+  }
   if (!parsed.is_object()) return reply;
   if (const auto response = parsed.find("response");
       response != parsed.end() && response->is_string()) {
@@ -196,33 +213,41 @@ ToolReply tool_reply(const std::string& text, FinishReason reason) {
   }
   const auto calls = parsed.find("tool_calls");
   if (calls == parsed.end() || !calls->is_array()) return reply;
-  // Arguments keep the order they were written in: parse that part keeping it.
-  const Ordered ordered = Ordered::parse(text);
   nlohmann::json tool_calls = nlohmann::json::array();
-  for (const Ordered& call : ordered["tool_calls"]) {
-    tool_calls.push_back({{"id", new_response_id("call")},
-                          {"type", "function"},
-                          {"function",
-                           {{"name", call.value("name", "")},
-                            {"arguments", call.contains("arguments") ? call["arguments"].dump()
-                                                                     : std::string("{}")}}}});
+  for (const Ordered& call : *calls) {
+    const auto name = call.find("name");
+    const auto arguments = call.find("arguments");
+    if (name == call.end() || !name->is_string() || arguments == call.end()) return reply;
+    tool_calls.push_back(
+        {{"id", new_response_id("call")},
+         {"type", "function"},
+         {"function", {{"name", name->get<std::string>()}, {"arguments", arguments->dump()}}}});
   }
   reply.message["content"] = nullptr;
   reply.message["tool_calls"] = std::move(tool_calls);
-  reply.finish_reason = "tool_calls";
+  // OpenAI answers a call it was made to make (a named tool_choice) with "stop".
+  reply.finish_reason = named ? "stop" : "tool_calls";
   return reply;
 }
 
 std::string generic_tool_calls_text(const nlohmann::json& tool_calls) {
   Ordered calls = Ordered::array();
   for (const nlohmann::json& call : tool_calls) {
-    const nlohmann::json function = call.value("function", nlohmann::json::object());
-    const std::string arguments = function.value("arguments", "{}");
-    const Ordered parsed = Ordered::parse(arguments, nullptr, /*allow_exceptions=*/false);
-    calls.push_back({{"name", function.value("name", "")},
-                     {"arguments", parsed.is_discarded() ? Ordered(arguments) : parsed}});
+    const nlohmann::json& function = call["function"];
+    calls.push_back({{"name", function["name"]},
+                     {"arguments", parsed_arguments(function["arguments"].get<std::string>())}});
   }
   return Ordered{{"tool_calls", std::move(calls)}}.dump();
+}
+
+std::string template_tool_calls(const nlohmann::json& tool_calls) {
+  Ordered calls = Ordered::array();
+  for (const nlohmann::json& call : tool_calls) {
+    Ordered copy = parse_bounded_json<Ordered>(call.dump(), "a tool call");
+    copy["function"]["arguments"] = parsed_arguments(call["function"]["arguments"]);
+    calls.push_back(std::move(copy));
+  }
+  return calls.dump();
 }
 
 }  // namespace baton::serve

@@ -22,7 +22,9 @@ struct ToolUse {
   };
   Choice choice = Choice::kNone;
   nlohmann::ordered_json tools = nlohmann::ordered_json::array();  // those the model may call
-  bool parallel = true;  // more than one call in a turn (parallel_tool_calls)
+  nlohmann::ordered_json offered;  // the request's tools as sent, for the chat template
+  bool named = false;              // tool_choice named the one function to call
+  bool parallel = true;            // more than one call in a turn (parallel_tool_calls)
 
   bool active() const { return choice != Choice::kNone; }
 };
@@ -41,16 +43,21 @@ std::string tool_call_grammar(const ToolUse& use);
 std::string tool_instructions(const ToolUse& use, bool template_renders_tools);
 
 // A completion in the generic format as OpenAI's assistant message and finish reason:
-// tool_calls (each with a new id, arguments as JSON text) and "tool_calls", or the response as
-// content. A text cut by max_tokens, or not in the format, stays content as written.
+// tool_calls (each with a new id, arguments as JSON text) and "tool_calls" ("stop" when
+// tool_choice `named` the function, as OpenAI answers), or the response as content. A text cut
+// by max_tokens, or not in the format, stays content as written.
 struct ToolReply {
   nlohmann::json message;
   std::string finish_reason;
 };
-ToolReply tool_reply(const std::string& text, FinishReason reason);
+ToolReply tool_reply(const std::string& text, FinishReason reason, bool named);
 
-// An assistant message's tool_calls from a request, in the generic format the model was shown
-// (its content for templates that do not render tool calls).
+// An assistant message's tool_calls from a request (checked: each with function.name and
+// function.arguments strings), in the generic format the model was shown: its content for
+// templates that do not render tool calls.
 std::string generic_tool_calls_text(const nlohmann::json& tool_calls);
+// The same for templates that do: OpenAI's tool_calls with each call's arguments as a JSON
+// object where they parse (transformers' templates write them with tojson).
+std::string template_tool_calls(const nlohmann::json& tool_calls);
 
 }  // namespace baton::serve

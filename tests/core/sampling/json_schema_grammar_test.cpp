@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <random>
 #include <string>
 #include <vector>
@@ -91,6 +92,8 @@ const Case kCases[] = {
      {"{}", R"({"k": 1, "j": 2})"},
      {R"({"k": "1"})"}},
     {R"({})", {R"({"any": [1, "thing", null]})", "2", R"("s")"}, {"{", "nul"}},
+    {R"({"type": "string", "enum": ["a", 1, "b"]})", {R"("a")", R"("b")"}, {"1"}},
+    {R"({"type": ["integer", "null"], "const": 3})", {"3"}, {"null", "4"}},
 };
 
 TEST(JsonSchemaGrammar, AcceptsWhatValidatesAndRefusesTheRest) {
@@ -166,6 +169,11 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceNamingWhere) {
       {R"({"anyOf": [{"type": "string"}], "type": "string"})", "'anyOf' is supported only alone"},
       {R"({"type": "object", "required": ["x"], "additionalProperties": false})",
        "'x' is required"},
+      {R"({"const": 5, "minimum": 10})", "'minimum' beside const or enum"},
+      {R"({"type": ["string", "string"]})", "names 'string' twice"},
+      {R"({"$defs": {"b": {"type": "object"}},
+          "allOf": [{"$ref": "#/$defs/b", "required": ["i"]}, {"required": ["j"]}]})",
+       "allOf parts with $ref beside other keywords"},
   };
   for (const auto& [schema, expected] : refused) {
     SCOPED_TRACE(schema);
@@ -176,6 +184,33 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceNamingWhere) {
       EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
       EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
     }
+  }
+}
+
+TEST(JsonSchemaGrammar, SchemasThatRepeatThemselvesOrNestDeepAreRefusedQuickly) {
+  // Each d<i> merges d<i-1>'s two properties, both the merge of d<i-2>'s, and so on: allOf
+  // inlines what it merges, so 30 levels would be 2^30 compilations. The bound refuses it.
+  std::string defs = R"("d0": {"type": "object", "properties": {"x": {"type": "integer"}}})";
+  for (int i = 1; i <= 30; ++i) {
+    const std::string merge =
+        R"({"allOf": [{"$ref": "#/$defs/d)" + std::to_string(i - 1) + R"("}, {"properties": {}}]})";
+    defs += R"(, "d)" + std::to_string(i) + R"(": {"type": "object", "properties": {"a": )" +
+            merge + R"(, "b": )" + merge + "}}";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    json_schema_to_gbnf(R"({"$defs": {)" + defs + R"(}, "$ref": "#/$defs/d30"})");
+    ADD_FAILURE() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("too large"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  try {
+    json_schema_to_gbnf(R"({"const": )" + deep + "}");
+    ADD_FAILURE() << "compiled";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("nests deeper"), std::string::npos) << e.what();
   }
 }
 

@@ -84,10 +84,24 @@ TEST(RegexGrammar, ControlCharactersAreWrittenAsJsonEscapes) {
   EXPECT_FALSE(whole_match(gbnf, "a\nb\t"));
 }
 
+TEST(RegexGrammar, NegatedShorthandsAndDotStayWithinEveryDialect) {
+  // Python's \S excludes U+00A0 and ECMAScript's `.` U+2028: neither is generated.
+  for (const char* pattern : {"^\\S$", "^[^\\s]$", "^\\W$", "^.$"}) {
+    SCOPED_TRACE(pattern);
+    const std::string gbnf =
+        "root ::= " + regex_to_gbnf(pattern, {.inside_json_string = true, .search = true});
+    EXPECT_FALSE(whole_match(gbnf, "\"\xC2\xA0\""));      // U+00A0
+    EXPECT_FALSE(whole_match(gbnf, "\"\xE2\x80\xA8\""));  // U+2028
+  }
+  const std::string not_space = "root ::= " + regex_to_gbnf("\\S");
+  EXPECT_TRUE(whole_match(not_space, "x"));
+  EXPECT_FALSE(whole_match(not_space, " "));
+}
+
 TEST(RegexGrammar, RefusesWhatAGrammarCannotFollow) {
   for (const char* pattern :
        {"(a", "a)", "[ab", "*a", "a**", "(?=a)", "(?i)a", "\\bword", "(a)\\1", "a$b", "\\p{L}",
-        "[b-a]", "a{5,2}", "a{1001}", "a\\", "[\\D]", "a++"}) {
+        "[b-a]", "a{5,2}", "a{1001}", "a\\", "[\\D]", "a++", "\\012", "x{,}"}) {
     SCOPED_TRACE(pattern);
     try {
       regex_to_gbnf(pattern);

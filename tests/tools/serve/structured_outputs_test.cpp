@@ -170,6 +170,7 @@ TEST_F(StructuredOutputs, BadOrConflictingConstraintsAreRefusedNamingTheField) {
        "response_format.json_schema.schema",
        "#/format"},
       {{{"guided_choice", json::array()}}, "guided_choice", "non-empty"},
+      {{{"response_format", {{"type", 5}}}}, "response_format.type", "must be a string"},
       {{{"guided_regex", "(?=a)"}}, "guided_regex", "lookaround"},
       {{{"structured_outputs", {{"json", kPerson}, {"regex", "a"}}}},
        "structured_outputs",

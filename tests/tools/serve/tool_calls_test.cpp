@@ -160,6 +160,22 @@ TEST_F(ToolCalls, ACallAndItsResultGoBackIntoTheConversation) {
   EXPECT_EQ(second.status, 200) << second.body;
 }
 
+TEST_F(ToolCalls, ArgumentsNestedPastTheBoundStayText) {
+  // Arguments arrive as text: nested deeper than any JSON the server reads, they are passed on
+  // as that text, never parsed into a value whose recursion could overflow the stack.
+  const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+  json body = chat({{"max_tokens", 4}});
+  body["messages"].push_back({{"role", "assistant"},
+                              {"content", nullptr},
+                              {"tool_calls",
+                               {{{"id", "c1"},
+                                 {"type", "function"},
+                                 {"function", {{"name", "add"}, {"arguments", deep}}}}}}});
+  body["messages"].push_back({{"role", "tool"}, {"tool_call_id", "c1"}, {"content", "4"}});
+  const HttpAnswer a = post_json(port(), "/v1/chat/completions", body);
+  EXPECT_TRUE(a.status == 200 || a.status == 400) << a.body.substr(0, 300);
+}
+
 TEST_F(ToolCalls, MalformedToolsAreRefusedNamingTheField) {
   struct Case {
     json extra;
@@ -172,6 +188,7 @@ TEST_F(ToolCalls, MalformedToolsAreRefusedNamingTheField) {
   bad_schema["function"]["parameters"]["properties"]["a"]["multipleOf"] = 2;
   const Case cases[] = {
       {{{"tools", json::array()}}, "tools", "non-empty"},
+      {{{"tools", {{{"type", 5}}}}}, "tools[0]", "must be"},
       {{{"tools", {bad_name}}}, "tools[0].function.name", "letters, digits"},
       {{{"tools", {kAdd, bad_schema}}}, "tools[1].function.parameters", "'multipleOf'"},
       {{{"tool_choice", {{"type", "function"}, {"function", {{"name", "nope"}}}}}},
