@@ -7,7 +7,7 @@ namespace baton {
 
 BeamSelection select_beams(std::span<const double> cumulative,
                            std::span<const std::vector<TokenLogprob>> top, int32_t width,
-                           const std::function<bool(int32_t)>& ends) {
+                           const std::function<bool(size_t parent, int32_t token)>& ends) {
   struct Ranked {
     BeamChoice choice;
     size_t rank_in_parent;
@@ -28,7 +28,7 @@ BeamSelection select_beams(std::span<const double> cumulative,
   for (size_t rank = 0; rank < candidates.size(); ++rank) {
     if (selection.live.size() == static_cast<size_t>(width)) break;
     const BeamChoice& c = candidates[rank].choice;
-    if (!ends(c.token)) {
+    if (!ends(c.parent, c.token)) {
       selection.live.push_back(c);
     } else if (rank < static_cast<size_t>(width)) {
       selection.finished.push_back(c);

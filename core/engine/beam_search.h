@@ -29,7 +29,7 @@ struct BeamSelection {
 // beam index, then the likelier token.
 BeamSelection select_beams(std::span<const double> cumulative,
                            std::span<const std::vector<TokenLogprob>> top, int32_t width,
-                           const std::function<bool(int32_t)>& ends);
+                           const std::function<bool(size_t parent, int32_t token)>& ends);
 
 // A finished beam's rank: cumulative_logprob / length^length_penalty over its generated tokens
 // (the ending token included), so that penalties above 0 stop favouring short beams.

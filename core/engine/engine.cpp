@@ -6,7 +6,6 @@
 
 #include "baton/error.h"
 #include "core/engine/step_runner.h"
-#include "core/sampling/grammar.h"
 #include "core/sampling/logprobs.h"
 #include "models/lora/lora_adapter.h"
 
@@ -45,9 +44,6 @@ void check_params(const GenerationParams& params) {
     }
     // A beam's per-token alternatives would have to follow it through every fork.
     if (params.logprobs > 0) bad("logprobs", params.logprobs, "is not supported with beam search");
-    if (!params.grammar.empty()) {
-      throw Error(ErrorCategory::kInvalidArgument, "a grammar is not supported with beam search");
-    }
   }
 }
 
@@ -163,10 +159,10 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
 
 std::unique_ptr<GrammarConstraint> Engine::grammar_constraint(const GenerationParams& params) {
   if (params.grammar.empty()) return nullptr;
-  auto grammar = std::make_shared<const Grammar>(parse_gbnf(params.grammar));
+  const SharedGrammar shared = grammars_.get(params.grammar);
   if (!token_pieces_) token_pieces_ = TokenPieces::of(tokenizer_);
-  auto constraint = std::make_unique<GrammarConstraint>(std::move(grammar), token_pieces_,
-                                                        !params.ignore_eos, params.stop_token_ids);
+  auto constraint = std::make_unique<GrammarConstraint>(shared, token_pieces_, !params.ignore_eos,
+                                                        params.stop_token_ids);
   if (constraint->finished() && params.ignore_eos) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "the grammar matches only the empty text, and ignore_eos leaves no way to end");
@@ -507,18 +503,18 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
       continue;
     }
     const std::span<const float> row_logits = logits.subspan(n_vocab * row, n_vocab);
-    if (request.params.use_beam_search) {
-      advance_beams(request, s, row_logits, updates);
-    } else {
-      try {
+    try {
+      if (request.params.use_beam_search) {
+        advance_beams(request, s, row_logits, updates);
+      } else {
         sample_tokens(request, s, row_logits, updates);
-      } catch (const Error& e) {
-        // The request's own grammar (one that allows no token here, or grew past its bounds)
-        // ends that request alone.
-        if (e.category() != ErrorCategory::kInvalidArgument) throw;
-        grammar_failures.emplace(id, e.what());
-        continue;
       }
+    } catch (const Error& e) {
+      // The request's own grammar (one that allows no token here, or grew past its bounds)
+      // ends that request alone.
+      if (e.category() != ErrorCategory::kInvalidArgument) throw;
+      grammar_failures.emplace(id, e.what());
+      continue;
     }
     if (request.sequences.empty()) requests_.erase(id);
   }

@@ -15,6 +15,7 @@
 #include "baton/lora_options.h"
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
+#include "core/engine/grammar_cache.h"
 #include "core/engine/length_predictor.h"
 #include "core/engine/lora_residency.h"
 #include "core/engine/replica_group.h"
@@ -136,6 +137,7 @@ class Engine {
     double cumulative_logprob;
     double score;
     FinishReason reason;
+    bool last_token_is_text = false;  // ended where its grammar allows nothing more
   };
   struct Request {
     GenerationParams params;
@@ -180,6 +182,9 @@ class Engine {
   void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
   void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
+  // A beam's best `count` next tokens: of those its grammar allows, when it has one.
+  std::vector<TokenLogprob> beam_candidates(Sequence& s, std::span<const float> logits,
+                                            int32_t count);
 
   // When a request was first scheduled and how many prompt tokens the prefix cache served,
   // copied per stepped request because requests that finish are erased before the metrics go on
@@ -219,6 +224,8 @@ class Engine {
   const Model& model_;
   const Tokenizer& tokenizer_;
   std::shared_ptr<const TokenPieces> token_pieces_;  // built at the first grammar
+  GrammarCache grammars_;
+  std::vector<char> beam_mask_;  // reused by beam_candidates
   EngineConfig config_;
   PagedKvCache cache_;
   StepRunner runner_;

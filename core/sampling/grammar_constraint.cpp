@@ -7,10 +7,9 @@
 namespace baton {
 namespace {
 
-// Masks kept per sequence, a bit per token: at most 64, in at most 256 KiB (13 masks of a
-// 150k vocabulary).
-constexpr size_t kCachedMasks = 64;
-constexpr size_t kCachedMaskBytes = 256 << 10;
+// Mask bytes a constraint with tables of its own keeps: 64 masks of a 32k vocabulary, 13 of a
+// 150k one.
+constexpr size_t kPrivateMaskBytes = 256 << 10;
 
 }  // namespace
 
@@ -38,10 +37,37 @@ std::shared_ptr<const TokenPieces> TokenPieces::from(std::vector<std::string> pi
   return out;
 }
 
+const std::vector<uint64_t>* MaskCache::find(const GrammarMatcher::State& state) const {
+  const auto it = masks_.find(state);
+  return it == masks_.end() ? nullptr : &it->second;
+}
+
+void MaskCache::add(const GrammarMatcher::State& state, std::vector<uint64_t> bits) {
+  const size_t bytes = bits.size() * sizeof(uint64_t);
+  if (bytes_ + bytes > budget_bytes_) {
+    masks_.clear();
+    bytes_ = 0;
+  }
+  if (masks_.emplace(state, std::move(bits)).second) bytes_ += bytes;
+}
+
+SharedGrammar SharedGrammar::create(std::shared_ptr<const Grammar> grammar,
+                                    size_t mask_budget_bytes) {
+  return {std::move(grammar), std::make_shared<GrammarMatcher::StackTable>(),
+          std::make_shared<MaskCache>(mask_budget_bytes)};
+}
+
 GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
                                      std::shared_ptr<const TokenPieces> pieces, bool may_end,
                                      std::vector<int32_t> stop_tokens)
-    : matcher_(std::move(grammar)),
+    : GrammarConstraint(SharedGrammar::create(std::move(grammar), kPrivateMaskBytes),
+                        std::move(pieces), may_end, std::move(stop_tokens)) {}
+
+GrammarConstraint::GrammarConstraint(const SharedGrammar& shared,
+                                     std::shared_ptr<const TokenPieces> pieces, bool may_end,
+                                     std::vector<int32_t> stop_tokens)
+    : matcher_(shared.grammar, shared.stacks),
+      masks_(shared.masks),
       pieces_(std::move(pieces)),
       may_end_(may_end),
       stop_tokens_(std::move(stop_tokens)) {
@@ -51,57 +77,55 @@ GrammarConstraint::GrammarConstraint(std::shared_ptr<const Grammar> grammar,
 }
 
 void GrammarConstraint::allowed(std::vector<char>& allowed) {
-  if (matcher_.compact()) masks_.clear();  // their keys named stacks that are gone
-  const auto cached = masks_.find(matcher_.state());
-  if (cached != masks_.end()) {
-    allowed.resize(pieces_->pieces.size());
-    for (size_t id = 0; id < allowed.size(); ++id)
-      allowed[id] = cached->second[id / 64] >> (id % 64) & 1;
-    return;
+  // Moved to a table of its own, the matcher's states no longer name the cache's keys.
+  if (matcher_.compact()) masks_ = std::make_shared<MaskCache>(kPrivateMaskBytes);
+  const std::vector<uint64_t>* bits = masks_->find(matcher_.state());
+  std::vector<uint64_t> computed;
+  if (!bits) {
+    computed = text_mask();
+    masks_->add(matcher_.state(), computed);
+    bits = &computed;
   }
-  compute(allowed);
-  std::vector<uint64_t> bits((allowed.size() + 63) / 64);
-  for (size_t id = 0; id < allowed.size(); ++id)
-    bits[id / 64] |= uint64_t{allowed[id] != 0} << (id % 64);
-  const size_t room = std::max<size_t>(1, kCachedMaskBytes / (bits.size() * sizeof(uint64_t)));
-  if (masks_.size() >= std::min(room, kCachedMasks)) masks_.clear();
-  masks_.emplace(matcher_.state(), std::move(bits));
-}
-
-// Tokens in the order of their text, each checked from the state after the prefix it shares
-// with the one before (kept per byte in `path`), so a shared prefix is walked once, and every
-// token under a prefix the grammar refuses is skipped without a step.
-void GrammarConstraint::compute(std::vector<char>& allowed) const {
-  const std::vector<std::string>& pieces = pieces_->pieces;
-  allowed.assign(pieces.size(), 0);
-  if (!matcher_.finished()) {
-    std::vector<GrammarMatcher::State> path{matcher_.state()};  // path[d]: after d bytes
-    size_t dead = SIZE_MAX;  // the length of the refused prefix path ends at, if any
-    std::string_view previous;
-    for (const int32_t id : pieces_->by_text) {
-      const std::string_view piece = pieces[id];
-      const size_t common = std::ranges::mismatch(piece, previous).in1 - piece.begin();
-      previous = piece;
-      if (common >= dead) continue;
-      dead = SIZE_MAX;
-      path.resize(std::min(path.size(), common + 1));
-      while (path.size() <= piece.size()) {
-        GrammarMatcher::State next = path.back();
-        if (!matcher_.feed(next, piece.substr(path.size() - 1, 1))) {
-          dead = path.size();
-          break;
-        }
-        path.push_back(std::move(next));
-      }
-      if (dead == SIZE_MAX) allowed[id] = matcher_.could_complete(path.back());
-    }
-  }
+  allowed.resize(pieces_->pieces.size());
+  for (size_t id = 0; id < allowed.size(); ++id) allowed[id] = (*bits)[id / 64] >> (id % 64) & 1;
   if (matcher_.complete()) {
     if (may_end_) {
       for (const int32_t id : pieces_->end_tokens) allowed[id] = 1;
     }
     for (const int32_t id : stop_tokens_) allowed[id] = 1;
   }
+}
+
+// Tokens in the order of their text, each checked from the state after the prefix it shares
+// with the one before (kept per byte in `path`), so a shared prefix is walked once, and every
+// token under a prefix the grammar refuses is skipped without a step.
+std::vector<uint64_t> GrammarConstraint::text_mask() const {
+  const std::vector<std::string>& pieces = pieces_->pieces;
+  std::vector<uint64_t> bits((pieces.size() + 63) / 64);
+  if (matcher_.finished()) return bits;
+  std::vector<GrammarMatcher::State> path{matcher_.state()};  // path[d]: after d bytes
+  size_t dead = SIZE_MAX;  // the length of the refused prefix path ends at, if any
+  std::string_view previous;
+  for (const int32_t id : pieces_->by_text) {
+    const std::string_view piece = pieces[id];
+    const size_t common = std::ranges::mismatch(piece, previous).in1 - piece.begin();
+    previous = piece;
+    if (common >= dead) continue;
+    dead = SIZE_MAX;
+    path.resize(std::min(path.size(), common + 1));
+    while (path.size() <= piece.size()) {
+      GrammarMatcher::State next = path.back();
+      if (!matcher_.feed(next, piece.substr(path.size() - 1, 1))) {
+        dead = path.size();
+        break;
+      }
+      path.push_back(std::move(next));
+    }
+    if (dead == SIZE_MAX && matcher_.could_complete(path.back())) {
+      bits[id / 64] |= uint64_t{1} << (id % 64);
+    }
+  }
+  return bits;
 }
 
 void GrammarConstraint::accept(int32_t token) {

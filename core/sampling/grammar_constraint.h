@@ -26,14 +26,43 @@ struct TokenPieces {
                                                  std::vector<int32_t> end_tokens);
 };
 
+// Text-token masks by matcher state, a bit per token: a generation comes back to the same state
+// often (each item of a list, each property of an object), and so do other requests with the
+// same grammar; the mask depends on nothing else. Dropped whole past its byte budget.
+class MaskCache {
+ public:
+  explicit MaskCache(size_t budget_bytes) : budget_bytes_(budget_bytes) {}
+  const std::vector<uint64_t>* find(const GrammarMatcher::State& state) const;
+  void add(const GrammarMatcher::State& state, std::vector<uint64_t> bits);
+
+ private:
+  std::map<GrammarMatcher::State, std::vector<uint64_t>> masks_;
+  size_t bytes_ = 0;
+  size_t budget_bytes_;
+};
+
+// What the requests of one grammar on one vocabulary share (the engine keeps one per grammar
+// text): the grammar, its interned stacks and the masks of their states. States are comparable
+// only within one stack table, so the two go together. Used from one thread at a time.
+struct SharedGrammar {
+  std::shared_ptr<const Grammar> grammar;
+  std::shared_ptr<GrammarMatcher::StackTable> stacks;
+  std::shared_ptr<MaskCache> masks;
+
+  static SharedGrammar create(std::shared_ptr<const Grammar> grammar, size_t mask_budget_bytes);
+};
+
 class GrammarConstraint {
  public:
   // With `may_end` false (ignore_eos), end-of-generation tokens are never allowed; generation
   // then ends when the grammar allows nothing more. `stop_tokens` (a request's stop_token_ids)
-  // are allowed where the text is complete, as end tokens are.
+  // are allowed where the text is complete, as end tokens are. The first form keeps its tables
+  // to itself (and the copies made of it).
   GrammarConstraint(std::shared_ptr<const Grammar> grammar,
                     std::shared_ptr<const TokenPieces> pieces, bool may_end,
                     std::vector<int32_t> stop_tokens = {});
+  GrammarConstraint(const SharedGrammar& shared, std::shared_ptr<const TokenPieces> pieces,
+                    bool may_end, std::vector<int32_t> stop_tokens = {});
 
   // allowed[id] != 0 for every token that may come next.
   void allowed(std::vector<char>& allowed);
@@ -43,13 +72,11 @@ class GrammarConstraint {
   bool finished() const { return matcher_.finished(); }
 
  private:
-  void compute(std::vector<char>& allowed) const;
+  // The text tokens (not the end and stop tokens) the state allows, a bit per token.
+  std::vector<uint64_t> text_mask() const;
 
   GrammarMatcher matcher_;
-  // Masks by the matcher's state, a bit per token: a generation comes back to the same state
-  // often (each character inside a string, each item of a list), and the mask depends on
-  // nothing else that changes.
-  std::map<GrammarMatcher::State, std::vector<uint64_t>> masks_;
+  std::shared_ptr<MaskCache> masks_;  // keyed by states of matcher_'s stack table
   std::shared_ptr<const TokenPieces> pieces_;
   bool may_end_;
   std::vector<int32_t> stop_tokens_;

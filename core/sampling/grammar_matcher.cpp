@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 #include <unordered_set>
+#include <utility>
 
 #include "baton/error.h"
 #include "core/tokenizer/utf8.h"
@@ -43,14 +44,21 @@ constexpr int32_t kMaxDepth = 1024;       // rules inside rules
 // Until this many references are opened in one step, stacks met twice are just expanded twice
 // (cheaper than remembering them); past it, each is expanded once.
 constexpr size_t kRememberAfter = 256;
-// Interned stacks kept before compact() drops those the current state does not use (each node
-// costs about 50 bytes with its index entry).
+// Stacks and stack ids in sets kept before compact() moves a matcher to a table of its own,
+// and moves kept before they are dropped: each costs at most about 50 bytes with its index, so
+// a table holds about 20 MiB. A vocabulary's walk from one state makes up to a move per byte of
+// its token texts that the walk does not share (about 100,000 for 32k tokens).
 constexpr size_t kCompactAfter = size_t{1} << 18;
+constexpr size_t kMaxMoves = size_t{1} << 17;
 
 struct GrammarMatcher::Expansion {
   size_t opened = 0;
   std::unordered_set<int32_t> seen;
 };
+
+bool GrammarMatcher::StackTable::crowded() const {
+  return size() > kCompactAfter / 2;
+}
 
 size_t GrammarMatcher::NodeKeyHash::operator()(const NodeKey& key) const {
   uint64_t h = key.top * 0x9e37'79b9'7f4a'7c15ull ^ static_cast<uint32_t>(key.below);
@@ -58,15 +66,35 @@ size_t GrammarMatcher::NodeKeyHash::operator()(const NodeKey& key) const {
   return static_cast<size_t>(h * 0xbf58'476d'1ce4'e5b9ull);
 }
 
-GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar)
-    : grammar_(std::move(grammar)) {
+GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
+                               std::shared_ptr<StackTable> table)
+    : grammar_(std::move(grammar)),
+      table_(table ? std::move(table) : std::make_shared<StackTable>()) {
   Expansion expansion;
+  std::vector<int32_t> stacks;
   const auto& root = grammar_->rules[grammar_->root];
   for (size_t alternative = 0; alternative < root.size(); ++alternative) {
-    expand(intern({grammar_->root, static_cast<int32_t>(alternative), 0}, kEmpty), state_.stacks,
+    expand(intern({grammar_->root, static_cast<int32_t>(alternative), 0}, kEmpty), stacks,
            expansion);
   }
-  settle(state_.stacks);
+  settle(stacks);
+  state_.stacks = intern_set(std::move(stacks));
+}
+
+size_t GrammarMatcher::SetHash::operator()(const std::vector<int32_t>& stacks) const {
+  uint64_t h = 0xcbf2'9ce4'8422'2325ull;
+  for (const int32_t stack : stacks) h = (h ^ static_cast<uint32_t>(stack)) * 0x100'0000'01b3ull;
+  return static_cast<size_t>(h);
+}
+
+int32_t GrammarMatcher::intern_set(std::vector<int32_t> stacks) const {
+  const auto [it, added] =
+      table_->set_ids_.try_emplace(stacks, static_cast<int32_t>(table_->sets_.size()));
+  if (added) {
+    table_->set_entries_ += stacks.size() + 1;  // an empty set still takes an entry
+    table_->sets_.push_back(std::move(stacks));
+  }
+  return it->second;
 }
 
 const GrammarElement& GrammarMatcher::element(const Position& p) const {
@@ -80,10 +108,10 @@ int32_t GrammarMatcher::intern(Position top, int32_t below) const {
                         static_cast<uint64_t>(top.index),
                     below};
   const auto [it, added] =
-      interned_.ids.try_emplace(key, static_cast<int32_t>(interned_.nodes.size()));
+      table_->ids_.try_emplace(key, static_cast<int32_t>(table_->nodes_.size()));
   if (added) {
-    const int32_t depth = below == kEmpty ? 1 : interned_.nodes[below].depth + 1;
-    interned_.nodes.push_back({top, below, depth});
+    const int32_t depth = below == kEmpty ? 1 : table_->nodes_[below].depth + 1;
+    table_->nodes_.push_back({top, below, depth});
   }
   return it->second;
 }
@@ -108,18 +136,18 @@ void GrammarMatcher::expand(int32_t start, std::vector<int32_t>& out, Expansion&
     int32_t stack = work.back();
     work.pop_back();
     while (stack != kEmpty) {
-      const Position& top = interned_.nodes[stack].top;
+      const Position& top = table_->nodes_[stack].top;
       if (top.index < static_cast<int32_t>(grammar_->rules[top.rule][top.alternative].size())) {
         break;
       }
-      stack = interned_.nodes[stack].below;
+      stack = table_->nodes_[stack].below;
     }
-    if (stack == kEmpty || !element(interned_.nodes[stack].top).is_rule()) {
+    if (stack == kEmpty || !element(table_->nodes_[stack].top).is_rule()) {
       out.push_back(stack);
       continue;
     }
     if (++expansion.opened > kRememberAfter && !expansion.seen.insert(stack).second) continue;
-    if (expansion.opened > kMaxExpansions || interned_.nodes[stack].depth >= kMaxDepth) {
+    if (expansion.opened > kMaxExpansions || table_->nodes_[stack].depth >= kMaxDepth) {
       throw Error(ErrorCategory::kInvalidArgument,
                   expansion.opened > kMaxExpansions
                       ? "the grammar is too ambiguous: more than " +
@@ -128,7 +156,7 @@ void GrammarMatcher::expand(int32_t start, std::vector<int32_t>& out, Expansion&
     }
     // What follows the reference, then the referenced rule above it; a reference at the end
     // of its alternative leaves nothing below, which keeps repetitions' stacks short.
-    const Node node = interned_.nodes[stack];
+    const Node node = table_->nodes_[stack];
     const GrammarAlternative& alternative = grammar_->rules[node.top.rule][node.top.alternative];
     const int32_t rule = alternative[node.top.index].rule;
     const int32_t below =
@@ -140,19 +168,24 @@ void GrammarMatcher::expand(int32_t start, std::vector<int32_t>& out, Expansion&
   }
 }
 
-std::vector<int32_t> GrammarMatcher::step(const std::vector<int32_t>& stacks,
-                                          uint32_t code_point) const {
+int32_t GrammarMatcher::step(int32_t set, uint32_t code_point) const {
+  const uint64_t move = static_cast<uint64_t>(set) << 21 | code_point;
+  if (const auto it = table_->moves_.find(move); it != table_->moves_.end()) return it->second;
+  const std::vector<int32_t> stacks = stacks_of(set);  // a copy: interning may move the sets
   std::vector<int32_t> next;
   Expansion expansion;
   for (const int32_t stack : stacks) {
     if (stack == kEmpty) continue;
-    const Node node = interned_.nodes[stack];
+    const Node node = table_->nodes_[stack];
     if (!element(node.top).matches(code_point)) continue;
     expand(intern({node.top.rule, node.top.alternative, node.top.index + 1}, node.below), next,
            expansion);
   }
   settle(next);
-  return next;
+  const int32_t result = intern_set(std::move(next));
+  if (table_->moves_.size() >= kMaxMoves) table_->moves_.clear();
+  table_->moves_.emplace(move, result);
+  return result;
 }
 
 bool GrammarMatcher::feed(State& state, std::string_view bytes) const {
@@ -163,7 +196,7 @@ bool GrammarMatcher::feed(State& state, std::string_view bytes) const {
       const char32_t code_point = utf8::decode(state.pending, pos);
       state.pending.clear();
       state.stacks = step(state.stacks, code_point);
-      if (state.stacks.empty()) return false;
+      if (stacks_of(state.stacks).empty()) return false;
     } else if (!utf8::is_incomplete_prefix(state.pending, 0)) {
       return false;  // not UTF-8, which no grammar over code points matches
     }
@@ -172,12 +205,12 @@ bool GrammarMatcher::feed(State& state, std::string_view bytes) const {
 }
 
 bool GrammarMatcher::could_complete(const State& state) const {
-  if (state.pending.empty()) return !state.stacks.empty();
+  if (state.pending.empty()) return !stacks_of(state.stacks).empty();
   // A pair, not a structured binding: clang 14 does not let lambdas capture those.
   const std::pair<uint32_t, uint32_t> range = completions_of(state.pending);
-  return std::ranges::any_of(state.stacks, [&](int32_t stack) {
+  return std::ranges::any_of(stacks_of(state.stacks), [&](int32_t stack) {
     return stack != kEmpty &&
-           element(interned_.nodes[stack].top).matches_any(range.first, range.second);
+           element(table_->nodes_[stack].top).matches_any(range.first, range.second);
   });
 }
 
@@ -194,28 +227,31 @@ bool GrammarMatcher::advance(std::string_view bytes) {
 }
 
 bool GrammarMatcher::complete() const {
+  const std::vector<int32_t>& stacks = stacks_of(state_.stacks);
   return state_.pending.empty() &&
-         std::ranges::any_of(state_.stacks, [](int32_t stack) { return stack == kEmpty; });
+         std::ranges::any_of(stacks, [](int32_t stack) { return stack == kEmpty; });
 }
 
 bool GrammarMatcher::finished() const {
+  const std::vector<int32_t>& stacks = stacks_of(state_.stacks);
   return state_.pending.empty() &&
-         std::ranges::all_of(state_.stacks, [](int32_t stack) { return stack == kEmpty; });
+         std::ranges::all_of(stacks, [](int32_t stack) { return stack == kEmpty; });
 }
 
 bool GrammarMatcher::compact() {
-  if (interned_.nodes.size() <= kCompactAfter) return false;
-  Interned old = std::move(interned_);
-  interned_ = Interned{};
-  for (int32_t& stack : state_.stacks) {
+  if (table_->size() <= kCompactAfter) return false;
+  const std::shared_ptr<StackTable> old = std::exchange(table_, std::make_shared<StackTable>());
+  std::vector<int32_t> stacks = old->sets_[state_.stacks];
+  for (int32_t& stack : stacks) {
     std::vector<Position> positions;  // top first
-    for (int32_t at = stack; at != kEmpty; at = old.nodes[at].below) {
-      positions.push_back(old.nodes[at].top);
+    for (int32_t at = stack; at != kEmpty; at = old->nodes_[at].below) {
+      positions.push_back(old->nodes_[at].top);
     }
     stack = kEmpty;
     for (auto it = positions.rbegin(); it != positions.rend(); ++it) stack = intern(*it, stack);
   }
-  settle(state_.stacks);
+  settle(stacks);
+  state_.stacks = intern_set(std::move(stacks));
   return true;
 }
 

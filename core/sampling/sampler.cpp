@@ -98,6 +98,26 @@ int32_t Sampler::sample(std::span<const float> logits, std::span<const int32_t> 
   return token;
 }
 
+void Sampler::grammar_mask(std::vector<char>& allowed) {
+  const auto start = std::chrono::steady_clock::now();
+  grammar_->allowed(allowed);
+  grammar_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void Sampler::accept_grammar(int32_t token) {
+  const auto start = std::chrono::steady_clock::now();
+  grammar_->accept(token);
+  grammar_seconds_ +=
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+bool Sampler::grammar_ends_after(int32_t token) const {
+  GrammarConstraint after = *grammar_;
+  after.accept(token);
+  return after.finished();
+}
+
 void Sampler::apply_grammar() {
   grammar_->allowed(allowed_);
   std::erase_if(candidates_, [&](const Candidate& c) {

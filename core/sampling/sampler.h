@@ -34,6 +34,14 @@ class Sampler {
   // Time spent on the grammar so far (its masks and its moves), for the engine's statistics.
   double grammar_seconds() const { return grammar_seconds_; }
 
+  // For beam search, which ranks tokens itself: the grammar's mask (every token allowed
+  // without one), the move past a chosen token, and whether the grammar allows nothing more
+  // after `token` (a beam that ends with text).
+  bool has_grammar() const { return grammar_ != nullptr; }
+  void grammar_mask(std::vector<char>& allowed);
+  void accept_grammar(int32_t token);
+  bool grammar_ends_after(int32_t token) const;
+
  private:
   struct Candidate {
     int32_t id;

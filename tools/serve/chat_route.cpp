@@ -107,7 +107,6 @@ ChatCall read_call(nlohmann::json& body, const std::string& body_text,
       throw bad_field("tools", "cannot be combined with another constraint on the output (" +
                                    std::string("response_format, grammar, guided_*)"));
     }
-    if (call.params.use_beam_search) throw bad_field("tools", "is not supported with beam search");
     call.params.grammar = tool_call_grammar(call.tools);
   }
   call.params.lora = lora;

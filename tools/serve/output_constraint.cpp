@@ -179,7 +179,6 @@ void read_output_constraint(const nlohmann::json& object, const std::string& bod
     throw bad_field(field, "is given twice in the body, with different values");
   }
   params.grammar = grammar_of(name, *value, api, field);
-  if (params.use_beam_search) throw bad_field(field, "is not supported with beam search");
   try {
     parse_gbnf(params.grammar);
   } catch (const Error& e) {

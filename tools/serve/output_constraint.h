@@ -24,8 +24,8 @@ const std::vector<std::string_view>& constraint_fields(ConstraintApi api);
 // Sets params.grammar from the one constraint `object` (the request body, or TGI's parameters)
 // sets, if any; a JSON Schema is read from `body_text` again, keeping its properties' order,
 // which `object` lost. `prefix` names where `object` is ("parameters." or ""). Throws ApiError
-// 400 naming the field for a malformed or unsupported constraint, for two constraints at once,
-// and for a constraint with beam search.
+// 400 naming the field for a malformed or unsupported constraint, and for two constraints at
+// once.
 void read_output_constraint(const nlohmann::json& object, const std::string& body_text,
                             ConstraintApi api, const std::string& prefix, GenerationParams& params);
 

@@ -7,7 +7,7 @@
 namespace baton {
 namespace {
 
-const auto kNothingEnds = [](int32_t) { return false; };
+const auto kNothingEnds = [](size_t, int32_t) { return false; };
 
 TEST(BeamSearch, KeepsTheBestWidthByCumulativeLogprob) {
   const std::vector<double> cumulative = {-1.0, -2.0};
@@ -27,7 +27,7 @@ TEST(BeamSearch, EndingTokensFinishOnlyWithinTheFirstWidthRanks) {
   const std::vector<double> cumulative = {0.0};
   const std::vector<std::vector<TokenLogprob>> top = {
       {{2, -0.1f}, {5, -0.2f}, {6, -0.3f}, {2, -0.4f}}};
-  const auto ends = [](int32_t t) { return t == 2; };
+  const auto ends = [](size_t, int32_t t) { return t == 2; };
   const BeamSelection s = select_beams(cumulative, top, 2, ends);
   ASSERT_EQ(s.finished.size(), 1u);
   EXPECT_EQ(s.finished[0].token, 2);

@@ -175,7 +175,6 @@ TEST_F(StructuredOutputs, BadOrConflictingConstraintsAreRefusedNamingTheField) {
       {{{"structured_outputs", {{"json", kPerson}, {"regex", "a"}}}},
        "structured_outputs",
        "exactly one"},
-      {{{"guided_json", kPerson}, {"use_beam_search", true}}, "guided_json", "beam search"},
   };
   for (const Case& c : cases) {
     expect_refused(port(), "/v1/chat/completions", chat(c.extra), c.param, c.says);
