@@ -104,8 +104,9 @@ ChatCall read_call(nlohmann::json& body, const std::string& body_text,
   call.tools = read_tool_use(body, body_text);
   if (call.tools.active()) {
     if (!call.params.grammar.empty()) {
-      throw bad_field("tools", "cannot be combined with another constraint on the output (" +
-                                   std::string("response_format, grammar, guided_*)"));
+      throw bad_field("tools",
+                      "cannot be combined with another constraint on the output "
+                      "(response_format, grammar, guided_*)");
     }
     call.params.grammar = tool_call_grammar(call.tools);
   }

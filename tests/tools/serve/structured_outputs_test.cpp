@@ -135,8 +135,9 @@ TEST_F(StructuredOutputs, StreamedAndParallelSamplesFollowTheSchema) {
           {"temperature", 1.0}};
   const HttpAnswer a = post_json(port(), "/v1/completions", body);
   ASSERT_EQ(a.status, 200) << a.body;
-  ASSERT_EQ(a.json()["choices"].size(), 3u);
-  for (const json& choice : a.json()["choices"]) expect_person(choice["text"]);
+  const json reply = a.json();  // kept: the loop below must not iterate a temporary's member
+  ASSERT_EQ(reply["choices"].size(), 3u);
+  for (const json& choice : reply["choices"]) expect_person(choice["text"]);
 }
 
 TEST_F(StructuredOutputs, StopTokenIdsEndTheOutputOnlyWhereItIsComplete) {
