@@ -189,7 +189,9 @@ TEST(JsonSchemaGrammar, RefusesWhatItCannotEnforceNamingWhere) {
 
 TEST(JsonSchemaGrammar, SchemasThatRepeatThemselvesOrNestDeepAreRefusedQuickly) {
   // Each d<i> merges d<i-1>'s two properties, both the merge of d<i-2>'s, and so on: allOf
-  // inlines what it merges, so 30 levels would be 2^30 compilations. The bound refuses it.
+  // inlines what it merges, so 30 levels would be 2^30 compilations, hours even in a release
+  // build. The bound refuses it after 10^5: 0.3 s in a release build, 5 s under ASan, so the
+  // limit below only tells the bound from its absence.
   std::string defs = R"("d0": {"type": "object", "properties": {"x": {"type": "integer"}}})";
   for (int i = 1; i <= 30; ++i) {
     const std::string merge =
@@ -204,7 +206,7 @@ TEST(JsonSchemaGrammar, SchemasThatRepeatThemselvesOrNestDeepAreRefusedQuickly) 
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("too large"), std::string::npos) << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(120));
   const std::string deep = std::string(100000, '[') + std::string(100000, ']');
   try {
     json_schema_to_gbnf(R"({"const": )" + deep + "}");
