@@ -38,39 +38,76 @@ __global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, con
   }
 }
 
-// One block per token: the block reduces the token's `rank` dot products a[s][j] · x[t] into
-// shared memory, then each thread writes output features y + bt[s]ᵀ · shrunk (adjacent threads
-// read adjacent features of bt's rows). T, the slots' element type, is float or gpu_half.
+// LoRA's update, SGMV-style (Punica's segmented kernel): a block takes kLoraTile consecutive
+// tokens and works through the runs among them that share a slot, as a prompt's tokens or a
+// batch decoding with one adapter do, so that a run reads each element of a[s] and bt[s] once
+// rather than once per token. Warp w reduces the dot products of ranks w, w + warps, ... with
+// shuffles (no block barrier per rank); then each thread writes output features of every token
+// of the run (adjacent threads read adjacent features of bt's rows). Branches on a run's length
+// are uniform over the block, as barriers and shuffles need. T, the slots' element type, is
+// float or gpu_half.
 template <class T>
 __global__ void lora_kernel(const float* y, const float* x, const T* a, const T* bt,
                             const int32_t* slots, float* out, LoraArgs args, IndexError error) {
-  GPU_SHARED_ARRAY(float, scratch, [kMaxWarps * 2]);
-  GPU_SHARED_ARRAY(float, shrunk, [kMaxLoraRank]);
-  const int64_t t = blockIdx.x;
-  const int32_t s = slots[t];
-  const bool valid = s >= -1 && s < args.n_slots;
-  if (!valid && threadIdx.x == 0) report_index_error(error, s, t);
-  const float* yt = y + t * args.m;
-  float* ot = out + t * args.m;
-  if (!valid || s < 0) {
-    for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) ot[o] = yt[o];
-    return;
-  }
-  const float* xt = x + t * args.k;
-  const T* as = a + s * args.rank * args.k;
-  for (int64_t j = 0; j < args.rank; ++j) {
-    float partial = 0.0f;
-    for (int64_t c = threadIdx.x; c < args.k; c += blockDim.x)
-      partial += load_cache(as + j * args.k + c) * xt[c];
-    const float sum = block_reduce_sum(partial, scratch);
-    if (threadIdx.x == 0) shrunk[j] = sum;
-  }
-  __syncthreads();
-  const T* bs = bt + s * args.rank * args.m;
-  for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) {
-    float sum = yt[o];
-    for (int64_t j = 0; j < args.rank; ++j) sum += load_cache(bs + j * args.m + o) * shrunk[j];
-    ot[o] = sum;
+  GPU_SHARED_ARRAY(float, shrunk, [kLoraTile][kMaxLoraRank]);
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * kLoraTile;
+  const int count =
+      args.tokens - first < kLoraTile ? static_cast<int>(args.tokens - first) : kLoraTile;
+  const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
+  const int warps = blockDim.x / kWarpSize;
+  for (int begin = 0; begin < count;) {
+    const int32_t s = slots[first + begin];
+    int end = begin + 1;
+    while (end < count && slots[first + end] == s) ++end;
+    const int length = end - begin;
+    const float* ys = y + (first + begin) * args.m;
+    const float* xs = x + (first + begin) * args.k;
+    float* os = out + (first + begin) * args.m;
+    const bool valid = s >= -1 && s < args.n_slots;
+    if (!valid && threadIdx.x == 0) report_index_error(error, s, first + begin);
+    if (!valid || s < 0) {
+      for (int64_t i = threadIdx.x; i < length * args.m; i += blockDim.x) os[i] = ys[i];
+      begin = end;
+      continue;
+    }
+    const T* as = a + s * args.rank * args.k;
+    for (int64_t j = warp; j < args.rank; j += warps) {
+      float partial[kLoraTile] = {};
+      for (int64_t c = lane; c < args.k; c += kWarpSize) {
+        const float w = load_cache(as + j * args.k + c);
+#pragma unroll
+        for (int t = 0; t < kLoraTile; ++t) {
+          if (t < length) partial[t] += w * xs[t * args.k + c];
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kLoraTile; ++t) {
+        if (t < length) {
+          const float sum = warp_reduce_sum(partial[t]);
+          if (lane == 0) shrunk[t][j] = sum;
+        }
+      }
+    }
+    __syncthreads();
+    const T* bs = bt + s * args.rank * args.m;
+    for (int64_t o = threadIdx.x; o < args.m; o += blockDim.x) {
+      float sum[kLoraTile];
+#pragma unroll
+      for (int t = 0; t < kLoraTile; ++t) sum[t] = t < length ? ys[t * args.m + o] : 0.0f;
+      for (int64_t j = 0; j < args.rank; ++j) {
+        const float b = load_cache(bs + j * args.m + o);
+#pragma unroll
+        for (int t = 0; t < kLoraTile; ++t) {
+          if (t < length) sum[t] += b * shrunk[t][j];
+        }
+      }
+#pragma unroll
+      for (int t = 0; t < kLoraTile; ++t) {
+        if (t < length) os[t * args.m + o] = sum[t];
+      }
+    }
+    __syncthreads();  // the next run rewrites shrunk
+    begin = end;
   }
 }
 
@@ -157,7 +194,7 @@ void lora(const float* y, const float* x, const void* a, const void* bt, bool ha
           const int32_t* slots, float* out, const LoraArgs& args, IndexError error,
           gpuStream_t stream) {
   if (args.tokens == 0) return;
-  const dim3 grid(static_cast<unsigned int>(args.tokens));
+  const dim3 grid(static_cast<unsigned int>((args.tokens + kLoraTile - 1) / kLoraTile));
   if (half_slots) {
     launch<&lora_kernel<gpu_half>>(grid, kRowThreads, 0, stream, y, x,
                                    static_cast<const gpu_half*>(a),

@@ -91,27 +91,34 @@ TEST_F(BackendTest, GetRowsRowOutOfRangeIsAnError) {
   }
 }
 
-// Tokens of three adapters and of none, interleaved: each block reduces r dot products of k in
-// fp32 (tolerance as for f32 sums), base-model rows are copied exactly.
+// Tokens of three adapters and of none, interleaved one by one (as a batch of decodes) and in
+// runs that start and end inside the kernel's tiles (as prompts): each run reduces r dot
+// products of k in fp32 (tolerance as for f32 sums), base-model rows are copied exactly.
 TEST_F(BackendTest, LoraMatchesReference) {
+  using SlotOfToken = int (*)(int token, int slots);
+  const SlotOfToken interleaved = [](int t, int slots) { return (t * 5 + 1) % (slots + 1) - 1; };
+  const SlotOfToken in_runs = [](int t, int slots) { return (t / 11 + t / 17) % (slots + 1) - 1; };
   for (auto [n, k, m, slots, rank, dtype] : {std::tuple{1, 16, 8, 1, 1, DType::kF32},
                                              {9, 100, 37, 3, 8, DType::kF32},
                                              {33, 300, 70, 3, 16, DType::kF32},
+                                             {70, 130, 45, 2, 128, DType::kF32},
                                              {9, 100, 37, 3, 8, DType::kF16},
                                              {33, 300, 70, 3, 16, DType::kF16}}) {
     const Tensor y = random_f32({n, m}, 51), x = random_f32({n, k}, 52);
     // f16 slots widen to the same values the reference reads, so one tolerance serves both.
     const Tensor a = random_weight(dtype, {slots, rank, k}, 53);
     const Tensor b = random_weight(dtype, {slots, rank, m}, 54);
-    std::vector<int32_t> slot_of;
-    for (int t = 0; t < n; ++t) slot_of.push_back((t * 5 + 1) % (slots + 1) - 1);
-    const Tensor token_slots = testing::i32_tensor(slot_of);
-    const Tensor out = run([&](Graph& g) {
-      return g.lora(device(y), device(x), device(a), device(b), device(token_slots));
-    });
-    Tensor ref = Tensor::host(DType::kF32, {n, m});
-    reference::lora(y, x, a, b, token_slots, ref);
-    expect_close(out, ref, kF32Rel, kF32Abs * k * rank);
+    for (const SlotOfToken slot_of_token : {interleaved, in_runs}) {
+      std::vector<int32_t> slot_of;
+      for (int t = 0; t < n; ++t) slot_of.push_back(slot_of_token(t, slots));
+      const Tensor token_slots = testing::i32_tensor(slot_of);
+      const Tensor out = run([&](Graph& g) {
+        return g.lora(device(y), device(x), device(a), device(b), device(token_slots));
+      });
+      Tensor ref = Tensor::host(DType::kF32, {n, m});
+      reference::lora(y, x, a, b, token_slots, ref);
+      expect_close(out, ref, kF32Rel, kF32Abs * k * rank);
+    }
   }
 }
 
