@@ -1,6 +1,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,8 +69,12 @@ class Graph {
   const std::optional<std::vector<Tensor>>& outputs() const { return outputs_; }
 
  private:
-  Tensor append(OpKind op, std::vector<Tensor> inputs, DType out_dtype, Shape out_shape,
-                OpParams params, std::string name);
+  // Inputs by reference: a braced list of Tensors would be copied twice (into the list, then out
+  // of it), and every copy of a Tensor allocates its shape; graphs are built for every step.
+  using Inputs = std::initializer_list<std::reference_wrapper<const Tensor>>;
+  static std::vector<Tensor> copied(Inputs inputs);
+  Tensor append(OpKind op, Inputs inputs, DType out_dtype, Shape out_shape, OpParams params,
+                std::string name);
 
   TensorAllocator allocate_;
   std::vector<Node> nodes_;

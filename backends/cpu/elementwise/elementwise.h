@@ -25,18 +25,24 @@ struct RowKernels {
   // o = cap * tanh(x / cap)
   void (*softcap)(const float* x, float cap, float* o, int64_t n);
   void (*softmax)(const float* x, float* o, int64_t n);
-  // a · x
-  float (*dot)(const float* a, const float* x, int64_t n);
-  // o = y + sum over j < count of w[j] * rows[j], the rows `stride` elements apart (LoRA's
-  // expansion, B transposed times the shrunk values)
-  void (*add_weighted_rows)(const float* y, const float* w, const float* rows, int64_t count,
-                            int64_t stride, float* o, int64_t n);
-  // The same two with a and rows in IEEE f16 (LoRA slots kept in half precision), widened as
-  // they are loaded.
-  float (*dot_f16)(const uint16_t* a, const float* x, int64_t n);
-  void (*add_weighted_rows_f16)(const float* y, const float* w, const uint16_t* rows, int64_t count,
-                                int64_t stride, float* o, int64_t n);
+  // LoRA's update for a tile of up to kLoraTileTokens tokens of one adapter, x[t], y[t] and o[t]
+  // being token t's rows. Shrink: s[t * r + j] = a[j * k ...] · x[t] over k elements, for j < r.
+  // Expand: o[t] = y[t] + sum over j < r of s[t * r + j] * bt[j * m ...] (B transposed), over m
+  // elements. A token's results are the same bits whatever tile it is in.
+  void (*lora_shrink)(const float* a, int64_t r, int64_t k, const float* const* x, int tokens,
+                      float* s);
+  void (*lora_expand)(const float* bt, int64_t r, int64_t m, const float* s, const float* const* y,
+                      float* const* o, int tokens);
+  // The same two with a and bt in IEEE f16 (LoRA slots kept in half precision), widened as they
+  // are loaded.
+  void (*lora_shrink_f16)(const uint16_t* a, int64_t r, int64_t k, const float* const* x,
+                          int tokens, float* s);
+  void (*lora_expand_f16)(const uint16_t* bt, int64_t r, int64_t m, const float* s,
+                          const float* const* y, float* const* o, int tokens);
 };
+
+// The most tokens one call of lora_shrink / lora_expand takes.
+constexpr int kLoraTileTokens = 4;
 
 const RowKernels& row_kernels();
 

@@ -134,30 +134,110 @@ struct RowKernelsFor {
     for_vectors(n, [&](int64_t i, int64_t w) { store(o + i, S::mul(load(o + i, w), inv), w); });
   }
 
-  // Two accumulators keep two fused multiply-adds in flight. T is float or uint16_t (f16).
+  // LoRA's shrink for up to kLoraTileTokens tokens of one adapter: s[t * r + j] = a[j * k ...] ·
+  // x[t]. Every (token, row) pair sums in two accumulators, even and odd vectors, folded at the
+  // end: the same order whatever the tile, so a token's result does not depend on the tokens
+  // beside it. A tile of several tokens widens each load of a once for all of them; a lone token
+  // takes four rows at a time instead, so that eight multiply-adds are still in flight.
   template <class T>
-  static float dot(const T* a, const float* x, int64_t n) {
-    V even = S::zero(), odd = S::zero();
-    int64_t i = 0;
-    for (; i + 2 * kW <= n; i += 2 * kW) {
-      even = S::fmadd(load(a + i, kW), S::load(x + i), even);
-      odd = S::fmadd(load(a + i + kW, kW), S::load(x + i + kW), odd);
+  static void lora_shrink(const T* a, int64_t r, int64_t k, const float* const* x, int tokens,
+                          float* s) {
+    switch (tokens) {
+      case 1:
+        return shrink_rows<1, 4>(a, r, k, x, s);
+      case 2:
+        return shrink_rows<2, 2>(a, r, k, x, s);
+      case 3:
+        return shrink_rows<3, 1>(a, r, k, x, s);
+      default:
+        return shrink_rows<4, 1>(a, r, k, x, s);
     }
-    for_vectors(n - i, [&](int64_t j, int64_t w) {
-      even = S::fmadd(load(a + i + j, w), load(x + i + j, w), even);
+  }
+  template <int kTokens, int kRows, class T>
+  static void shrink_rows(const T* a, int64_t r, int64_t k, const float* const* x, float* s) {
+    int64_t j = 0;
+    for (; j + kRows <= r; j += kRows) shrink_block<kTokens, kRows>(a, r, k, x, s, j);
+    for (; j < r; ++j) shrink_block<kTokens, 1>(a, r, k, x, s, j);
+  }
+  template <int kTokens, int kRows, class T>
+  static void shrink_block(const T* a, int64_t r, int64_t k, const float* const* x, float* s,
+                           int64_t j0) {
+    V even[kTokens][kRows], odd[kTokens][kRows];
+    for (int t = 0; t < kTokens; ++t) {
+      for (int j = 0; j < kRows; ++j) even[t][j] = odd[t][j] = S::zero();
+    }
+    const T* rows = a + j0 * k;
+    int64_t i = 0;
+    for (; i + 2 * kW <= k; i += 2 * kW) {
+      for (int j = 0; j < kRows; ++j) {
+        const V a0 = load(rows + j * k + i, kW), a1 = load(rows + j * k + i + kW, kW);
+        for (int t = 0; t < kTokens; ++t) {
+          even[t][j] = S::fmadd(a0, S::load(x[t] + i), even[t][j]);
+          odd[t][j] = S::fmadd(a1, S::load(x[t] + i + kW), odd[t][j]);
+        }
+      }
+    }
+    for_vectors(k - i, [&](int64_t v, int64_t w) {
+      for (int j = 0; j < kRows; ++j) {
+        const V av = load(rows + j * k + i + v, w);
+        for (int t = 0; t < kTokens; ++t) {
+          even[t][j] = S::fmadd(av, load(x[t] + i + v, w), even[t][j]);
+        }
+      }
     });
-    return S::reduce_add(S::add(even, odd));
+    for (int t = 0; t < kTokens; ++t) {
+      for (int j = 0; j < kRows; ++j)
+        s[t * r + j0 + j] = S::reduce_add(S::add(even[t][j], odd[t][j]));
+    }
   }
 
+  // LoRA's expansion for the same tile: o[t] = y[t] + sum over j < r of s[t * r + j] * bt[j * m
+  // ...], each output summed in the order of j whatever the tile. Several tokens share each load
+  // of bt; a lone token takes four vectors of its output at a time, so that four chains of
+  // multiply-adds are in flight rather than one.
   template <class T>
-  static void add_weighted_rows(const float* y, const float* w, const T* rows, int64_t count,
-                                int64_t stride, float* o, int64_t n) {
-    for_vectors(n, [&](int64_t i, int64_t lanes) {
-      V acc = load(y + i, lanes);
-      for (int64_t j = 0; j < count; ++j) {
-        acc = S::fmadd(S::set1(w[j]), load(rows + j * stride + i, lanes), acc);
+  static void lora_expand(const T* bt, int64_t r, int64_t m, const float* s, const float* const* y,
+                          float* const* o, int tokens) {
+    switch (tokens) {
+      case 1:
+        return expand_tile<1, 4>(bt, r, m, s, y, o);
+      case 2:
+        return expand_tile<2, 2>(bt, r, m, s, y, o);
+      case 3:
+        return expand_tile<3, 1>(bt, r, m, s, y, o);
+      default:
+        return expand_tile<4, 1>(bt, r, m, s, y, o);
+    }
+  }
+  template <int kTokens, int kVectors, class T>
+  static void expand_tile(const T* bt, int64_t r, int64_t m, const float* s, const float* const* y,
+                          float* const* o) {
+    int64_t i = 0;
+    for (; i + kVectors * kW <= m; i += kVectors * kW) {
+      V acc[kTokens][kVectors];
+      for (int t = 0; t < kTokens; ++t) {
+        for (int v = 0; v < kVectors; ++v) acc[t][v] = S::load(y[t] + i + v * kW);
       }
-      store(o + i, acc, lanes);
+      for (int64_t j = 0; j < r; ++j) {
+        for (int v = 0; v < kVectors; ++v) {
+          const V b = load(bt + j * m + i + v * kW, kW);
+          for (int t = 0; t < kTokens; ++t) {
+            acc[t][v] = S::fmadd(S::set1(s[t * r + j]), b, acc[t][v]);
+          }
+        }
+      }
+      for (int t = 0; t < kTokens; ++t) {
+        for (int v = 0; v < kVectors; ++v) S::store(o[t] + i + v * kW, acc[t][v]);
+      }
+    }
+    for_vectors(m - i, [&](int64_t v, int64_t lanes) {
+      V acc[kTokens];
+      for (int t = 0; t < kTokens; ++t) acc[t] = load(y[t] + i + v, lanes);
+      for (int64_t j = 0; j < r; ++j) {
+        const V b = load(bt + j * m + i + v, lanes);
+        for (int t = 0; t < kTokens; ++t) acc[t] = S::fmadd(S::set1(s[t * r + j]), b, acc[t]);
+      }
+      for (int t = 0; t < kTokens; ++t) store(o[t] + i + v, acc[t], lanes);
     });
   }
 
@@ -171,10 +251,10 @@ struct RowKernelsFor {
             &scale,
             &softcap,
             &softmax,
-            &dot<float>,
-            &add_weighted_rows<float>,
-            &dot<uint16_t>,
-            &add_weighted_rows<uint16_t>};
+            &lora_shrink<float>,
+            &lora_expand<float>,
+            &lora_shrink<uint16_t>,
+            &lora_expand<uint16_t>};
   }
 };
 
