@@ -190,6 +190,7 @@ class TensorList {
     add(name, {n}, DType::kF32, options_.weight_std);
   }
   void norm(const std::string& name, int64_t n) {
+    if (layout_only(name, {n}, DType::kF32)) return;
     writer_.add_tensor(name, {n}, DType::kF32, [](std::span<std::byte> bytes) {
       const float one = 1.0f;
       for (size_t i = 0; i < bytes.size(); i += sizeof(float)) {
@@ -200,6 +201,7 @@ class TensorList {
   }
   // Factors 1 + |normal| * spread: dividing an angle by less than 1 is not what they are for.
   void rope_factors(const std::string& name, int64_t n, float spread) {
+    if (layout_only(name, {n}, DType::kF32)) return;
     writer_.add_tensor(name, {n}, DType::kF32, [=, this](std::span<std::byte> bytes) {
       std::vector<float> values(static_cast<size_t>(n));
       fill_normal(values.data(), n, spread, name_seed(options_.seed, name));
@@ -211,7 +213,16 @@ class TensorList {
   SynthSummary summary;
 
  private:
+  // Adds the tensor as a hole, counted, when options ask for the layout only.
+  bool layout_only(const std::string& name, const Shape& shape, DType type) {
+    if (!options_.layout_only) return false;
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    writer_.add_zero_tensor(name, shape, type);
+    count(rows * shape.back(), rows * row_bytes(type, shape.back()));
+    return true;
+  }
   void add(const std::string& name, Shape shape, DType type, float std) {
+    if (layout_only(name, shape, type)) return;
     const int64_t rows = shape.size() == 2 ? shape[0] : 1;
     writer_.add_tensor(
         name, shape, type,

@@ -48,6 +48,9 @@ struct SynthOptions {
   std::filesystem::path vocab_from;  // copy tokenizer.* metadata and vocabulary size
   uint64_t seed = 0;
   float weight_std = 0.02f;
+  // Every tensor's bytes left zero, as holes of a sparse file: the file describes the shape's
+  // tensors and metadata for counting (`baton plan --shape`) and is not a model to run.
+  bool layout_only = false;
 };
 
 struct SynthSummary {

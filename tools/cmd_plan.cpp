@@ -14,6 +14,7 @@
 
 #include "baton/error.h"
 #include "core/kv_cache/paged_kv_cache.h"
+#include "models/synthetic_model.h"
 #include "tools/commands.h"
 #include "tools/model_bench/roofline.h"
 #include "tools/model_flags.h"
@@ -28,6 +29,7 @@ const std::set<std::string> kCommonWeights = {"as stored", "f16",  "q8_0",   "in
 
 struct PlanFlags {
   std::string model;
+  std::string shape;
   PlanTarget target;
   std::string kv_cache_dtype = "f16";
   std::string weights = "common";
@@ -166,7 +168,15 @@ int run_plan(PlanFlags f) {
                 "--ctx, --concurrency and --prompt-tokens must be positive");
   }
   f.target.kv_dtype = parse_kv_cache_dtype(f.kv_cache_dtype);
-  ModelFootprint model = model_footprint(gguf::GgufFile::open(resolve_model_path(f.model)));
+  if (f.model.empty() && f.shape.empty()) {
+    throw Error(ErrorCategory::kInvalidArgument, "give a model (-m) or a named shape (--shape)");
+  }
+  if (!f.model.empty() && !f.shape.empty()) {
+    throw Error(ErrorCategory::kInvalidArgument, "give -m or --shape, not both");
+  }
+  ModelFootprint model = f.shape.empty()
+                             ? model_footprint(gguf::GgufFile::open(resolve_model_path(f.model)))
+                             : shape_footprint(f.shape);
   if (f.weights != "all") {
     std::erase_if(model.weights,
                   [](const WeightChoice& w) { return !kCommonWeights.contains(w.name); });
@@ -190,8 +200,12 @@ Action add_plan_command(CLI::App& app) {
   auto f = std::make_shared<PlanFlags>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "estimate the memory and devices a model needs for a load, and its speed on each");
-  cmd->add_option("-m,--model", f->model, "GGUF file or Hugging Face checkpoint directory")
-      ->required();
+  cmd->add_option("-m,--model", f->model, "GGUF file or Hugging Face checkpoint directory");
+  std::string shapes;
+  for (const std::string& name : synthetic_shape_names())
+    shapes += (shapes.empty() ? "" : ", ") + name;
+  cmd->add_option("--shape", f->shape,
+                  "instead of -m, a named model shape with f16 weights as stored: " + shapes);
   cmd->add_option("--ctx", f->target.context, "tokens per sequence")->capture_default_str();
   cmd->add_option("--concurrency", f->target.concurrency, "sequences decoding together")
       ->capture_default_str();

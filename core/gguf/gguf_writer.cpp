@@ -312,6 +312,13 @@ void GgufWriter::add_tensor(std::string name, Shape shape, DType dtype, TensorFi
       {std::move(name), std::move(shape), ggml_type, nbytes, {}, nullptr, std::move(fill)});
 }
 
+void GgufWriter::add_zero_tensor(std::string name, Shape shape, DType dtype) {
+  const auto ggml_type = static_cast<uint32_t>(dtype);
+  const uint64_t nbytes = checked_nbytes(name, shape, ggml_type);
+  tensor_names_.insert(name);
+  tensors_.push_back({std::move(name), std::move(shape), ggml_type, nbytes, {}, nullptr, {}, true});
+}
+
 void GgufWriter::write(const std::filesystem::path& path) const {
   std::vector<std::byte> head;
   put<uint32_t>(head, kMagic);
@@ -343,6 +350,10 @@ void GgufWriter::write(const std::filesystem::path& path) const {
   std::vector<std::byte> made;  // reused by every filled tensor
   try {
     for (const PendingTensor& tensor : tensors_) {
+      if (tensor.zero) {
+        out.seekp(static_cast<std::streamoff>(align_up(tensor.nbytes, alignment_)), std::ios::cur);
+        continue;
+      }
       std::span<const std::byte> bytes = tensor.bytes;
       if (tensor.fill) {
         made.assign(tensor.nbytes, std::byte{0});
@@ -362,8 +373,11 @@ void GgufWriter::write(const std::filesystem::path& path) const {
     throw;
   }
   out.close();
-  if (!out) {
-    const int err = errno;
+  // Holes at the end are not in the file until its size covers them.
+  std::error_code size_error;
+  if (out) std::filesystem::resize_file(partial, head.size() + offset, size_error);
+  if (!out || size_error) {
+    const int err = size_error ? size_error.value() : errno;
     std::error_code ignored;
     std::filesystem::remove(partial, ignored);
     throw Error(ErrorCategory::kIo, "cannot write " + partial.string() + ": " + std::strerror(err));

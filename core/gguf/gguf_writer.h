@@ -55,6 +55,10 @@ class GgufWriter {
   // before writing it, so a model larger than memory is written holding one tensor at a time.
   using TensorFiller = std::function<void(std::span<std::byte> bytes)>;
   void add_tensor(std::string name, Shape shape, DType dtype, TensorFiller fill);
+  // Bytes that are all zero, skipped rather than written, so they are a hole of a sparse file:
+  // a file that only describes a model's layout (`baton plan --shape`) takes neither disk nor
+  // time, whatever the model's size.
+  void add_zero_tensor(std::string name, Shape shape, DType dtype);
 
   // Writes the file beside `path` and renames it into place, so a failed write leaves no
   // half-written file behind.
@@ -69,6 +73,7 @@ class GgufWriter {
     std::span<const std::byte> bytes;   // empty when `fill` makes them
     std::shared_ptr<const void> owner;  // keeps `bytes` alive
     TensorFiller fill;
+    bool zero = false;  // neither bytes nor fill: a hole
   };
 
   // Validates the name, shape and type; returns the bytes the tensor takes.

@@ -9,6 +9,7 @@
 #include "core/gguf/gguf_file.h"
 #include "core/llm/loaded_model.h"
 #include "models/quantize_model.h"
+#include "models/synthetic_model.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
@@ -39,6 +40,39 @@ TEST(PlanMemory, WeightBytesAreWhatTheFileAndBatonQuantizeHold) {
     quantize_model(testing::demo_model(), out.path(), *find_quantize_preset(preset));
     EXPECT_EQ(choice(f, preset).bytes, tensor_bytes(gguf::GgufFile::open(out.path()))) << preset;
   }
+}
+
+// A named shape is counted from a file of holes: the same footprint as a file of that layout
+// written in full, here a small custom shape, and the f16 bytes `baton synth` counts for a named
+// one.
+TEST(PlanMemory, ANamedShapeCountsAsAFileOfItsLayout) {
+  const SyntheticShape small{
+      .n_embd = 64, .n_layer = 2, .n_head = 4, .n_head_kv = 2, .n_ff = 96, .n_vocab = 400};
+  testing::TempFile full("plan_full.gguf"), holes("plan_holes.gguf");
+  write_synthetic_model({.shape = small}, full.path());
+  write_synthetic_model({.shape = small, .layout_only = true}, holes.path());
+  const ModelFootprint written = model_footprint(gguf::GgufFile::open(full.path()));
+  const ModelFootprint counted = model_footprint(gguf::GgufFile::open(holes.path()));
+  ASSERT_EQ(written.weights.size(), counted.weights.size());
+  for (size_t i = 0; i < written.weights.size(); ++i) {
+    EXPECT_EQ(written.weights[i].bytes, counted.weights[i].bytes) << written.weights[i].name;
+    EXPECT_EQ(written.weights[i].decode_bytes, counted.weights[i].decode_bytes);
+  }
+  ASSERT_EQ(written.kv.size(), counted.kv.size());
+  for (size_t i = 0; i < written.kv.size(); ++i) {
+    EXPECT_EQ(written.kv[i].bytes_per_token, counted.kv[i].bytes_per_token);
+  }
+
+  const ModelFootprint tinyllama = shape_footprint("tinyllama-1.1b");
+  testing::TempFile summary_only("plan_tinyllama.gguf");
+  const SynthSummary synth = write_synthetic_model(
+      {.shape = *synthetic_shape("tinyllama-1.1b"), .layout_only = true}, summary_only.path());
+  EXPECT_EQ(tinyllama.name, "tinyllama-1.1b");
+  EXPECT_EQ(choice(tinyllama, "as stored").type, DType::kF16);
+  EXPECT_EQ(choice(tinyllama, "as stored").bytes, synth.weight_bytes);
+  EXPECT_EQ(tinyllama.n_params, synth.n_params);
+  EXPECT_EQ(tinyllama.config.n_layer, 22);
+  EXPECT_THROW(shape_footprint("no-such-shape"), Error);
 }
 
 TEST(PlanMemory, KvBytesAreWhatTheEnginesPoolTakes) {
@@ -141,6 +175,21 @@ TEST(PlanCli, PrintsTheFootprintAndAPlanAsJson) {
   EXPECT_EQ(j.at("weights").at(0).at("name"), "as stored");
   EXPECT_FALSE(j.at("plan").empty());
   EXPECT_TRUE(j.at("plan").at(0).at("meets_target").get<bool>()) << "7M parameters on any GPU";
+}
+
+TEST(PlanCli, PlansANamedShape) {
+  const auto r = testing::run_baton("plan --shape llama-110m --no-host --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j.at("model"), "llama-110m");
+  EXPECT_EQ(j.at("weights").at(0).at("type"), "f16");
+  const auto unknown =
+      testing::run_baton("plan --shape llama-7000b --no-host", testing::Capture::kStdoutAndStderr);
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.out.find("tinyllama-1.1b"), std::string::npos) << unknown.out;
+  const auto neither = testing::run_baton("plan --no-host", testing::Capture::kStdoutAndStderr);
+  EXPECT_EQ(neither.exit_code, 1);
+  EXPECT_NE(neither.out.find("--shape"), std::string::npos) << neither.out;
 }
 
 TEST(PlanCli, BadFlagsFailWithOneLine) {

@@ -1,11 +1,35 @@
 #include "tools/plan/model_footprint.h"
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <optional>
+
 #include "baton/error.h"
 #include "core/kv_cache/paged_kv_cache.h"
 #include "models/quantize_model.h"
+#include "models/synthetic_model.h"
 #include "tools/model_bench/benchmark.h"
 
 namespace baton {
+namespace {
+
+class RemovedOnExit {
+ public:
+  explicit RemovedOnExit(std::filesystem::path path) : path_(std::move(path)) {}
+  RemovedOnExit(const RemovedOnExit&) = delete;
+  RemovedOnExit& operator=(const RemovedOnExit&) = delete;
+  ~RemovedOnExit() {
+    std::error_code ignored;
+    std::filesystem::remove(path_, ignored);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
 
 ModelFootprint model_footprint(const gguf::GgufFile& file) {
   // The file as it is: what `baton bench` counts for its roofline.
@@ -44,6 +68,24 @@ ModelFootprint model_footprint(const gguf::GgufFile& file) {
                                                .dtype = dtype})});
   }
   return f;
+}
+
+ModelFootprint shape_footprint(const std::string& shape_name) {
+  const std::optional<SyntheticShape> shape = synthetic_shape(shape_name);
+  if (!shape) {
+    std::string known;
+    for (const std::string& name : synthetic_shape_names())
+      known += (known.empty() ? "" : ", ") + name;
+    throw Error(ErrorCategory::kInvalidArgument,
+                "unknown shape '" + shape_name + "' (known shapes: " + known + ")");
+  }
+  const RemovedOnExit layout(
+      std::filesystem::temp_directory_path() /
+      ("baton-plan-" + std::to_string(getpid()) + "-" + shape_name + ".gguf"));
+  write_synthetic_model(
+      {.shape = *shape, .name = shape_name, .weight_type = DType::kF16, .layout_only = true},
+      layout.path());
+  return model_footprint(gguf::GgufFile::open(layout.path()));
 }
 
 }  // namespace baton

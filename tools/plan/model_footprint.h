@@ -40,4 +40,10 @@ struct ModelFootprint {
 
 ModelFootprint model_footprint(const gguf::GgufFile& file);
 
+// The footprint of a shape `baton synth` knows by name (synthetic_shape_names()), with f16
+// weights as stored, as checkpoints are published: counted from a file of that layout whose
+// tensors are holes, written to the temporary directory and removed again. Throws
+// Error(kInvalidArgument) listing the known shapes for any other name.
+ModelFootprint shape_footprint(const std::string& shape_name);
+
 }  // namespace baton

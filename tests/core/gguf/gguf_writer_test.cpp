@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -148,6 +151,36 @@ TEST_P(GgufWriterVersions, RoundTripsTensorBytesExactlyAtEachAlignment) {
           << info.name;
     }
   }
+}
+
+// Zero tensors between, before and after written ones, the last one large: every tensor reads
+// back as written (zeros for holes), and the holes take no disk.
+TEST(GgufWriter, ZeroTensorsAreHolesThatReadBackAsZeros) {
+  TempDir dir;
+  GgufWriter writer;
+  writer.add_string("general.architecture", "test");
+  writer.add_zero_tensor("first", {3, 5}, DType::kF32);
+  const std::vector<std::byte> middle = random_bytes(7 * 2, 1);
+  writer.add_tensor("middle", {7}, DType::kF16, middle);
+  writer.add_zero_tensor("large", {4096, 4096}, DType::kQ8_0);
+  writer.write(dir.file("holes.gguf"));
+
+  const GgufFile file = GgufFile::open(dir.file("holes.gguf"));
+  ASSERT_EQ(file.tensors().size(), 3u);
+  const Tensor large = file.tensor("large");
+  EXPECT_EQ(file.file_size(), file.data_offset() + file.tensors().back().offset + large.nbytes());
+  EXPECT_EQ(std::memcmp(file.tensor("middle").materialize(), middle.data(), middle.size()), 0);
+  for (const char* name : {"first", "large"}) {
+    const Tensor t = file.tensor(name);
+    const auto* bytes = static_cast<const std::byte*>(t.materialize());
+    EXPECT_TRUE(std::all_of(bytes, bytes + t.nbytes(), [](std::byte b) {
+      return b == std::byte{0};
+    })) << name;
+  }
+  struct stat st {};
+  ASSERT_EQ(stat(dir.file("holes.gguf").c_str(), &st), 0);
+  EXPECT_LT(static_cast<uint64_t>(st.st_blocks) * 512, large.nbytes() / 4)
+      << "17 MiB of zeros should be a hole, not written";
 }
 
 INSTANTIATE_TEST_SUITE_P(V2AndV3, GgufWriterVersions, ::testing::Values(2u, 3u),
