@@ -52,11 +52,15 @@ void get_rows(const float* x, int64_t x_rows, int64_t dim, const int32_t* rows, 
 
 // The highest LoRA rank the lora kernel takes (its shrunk values live in shared memory).
 constexpr int64_t kMaxLoraRank = 128;
-// LoRA's update, SGMV-style (Punica): one thread block per kLoraTile consecutive tokens, which
-// reads a slot's a and bt once for each run of tokens in its tile that use that slot. out[t] =
-// y[t] + bt[s]ᵀ · (a[s] · x[t]) for s = slots[t] >= 0, y[t] for s = -1; a is [n_slots, rank, k],
-// bt [n_slots, rank, m], both f32, or f16 when half_slots.
+// LoRA's update: out[t] = y[t] + bt[s]ᵀ · (a[s] · x[t]) for s = slots[t] >= 0, y[t] for s = -1;
+// a is [n_slots, rank, k], bt [n_slots, rank, m], both f32, or f16 when half_slots. A batch of
+// at least kLoraTiledFrom tokens (prompt chunks) runs SGMV-style (Punica's segmented form): a
+// thread block per kLoraTile consecutive tokens reads a slot's a and bt once for each run of
+// tokens in its tile that use that slot. A smaller one (decodes, whose neighbours often use
+// other adapters) runs BGMV-style, a block per token, so that every token has a block of its own.
+// The threshold is a guess: no GPU has timed either form yet.
 constexpr int kLoraTile = 8;
+constexpr int64_t kLoraTiledFrom = 1024;
 struct LoraArgs {
   int64_t tokens, k, m, rank, n_slots;
 };

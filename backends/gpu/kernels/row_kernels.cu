@@ -38,21 +38,21 @@ __global__ void get_rows_kernel(const float* x, int64_t x_rows, int64_t dim, con
   }
 }
 
-// LoRA's update, SGMV-style (Punica's segmented kernel): a block takes kLoraTile consecutive
-// tokens and works through the runs among them that share a slot, as a prompt's tokens or a
-// batch decoding with one adapter do, so that a run reads each element of a[s] and bt[s] once
-// rather than once per token. Warp w reduces the dot products of ranks w, w + warps, ... with
-// shuffles (no block barrier per rank); then each thread writes output features of every token
-// of the run (adjacent threads read adjacent features of bt's rows). Branches on a run's length
-// are uniform over the block, as barriers and shuffles need. T, the slots' element type, is
-// float or gpu_half.
+// LoRA's update (kernels.h says when which form runs): a block takes `tile` consecutive tokens,
+// kLoraTile (SGMV-style, Punica's segmented kernel) or 1 (BGMV-style), and works through the
+// runs among them that share a slot, as a prompt's tokens do, so that a run reads each element
+// of a[s] and bt[s] once rather than once per token. Warp w reduces the dot products of ranks w, w
+// + warps, ... with shuffles (no block barrier per rank); then each thread writes output features
+// of every token of the run (adjacent threads read adjacent features of bt's rows). Branches on a
+// run's length are uniform over the block, as barriers and shuffles need. T, the slots' element
+// type, is float or gpu_half.
 template <class T>
 __global__ void lora_kernel(const float* y, const float* x, const T* a, const T* bt,
-                            const int32_t* slots, float* out, LoraArgs args, IndexError error) {
+                            const int32_t* slots, float* out, LoraArgs args, int tile,
+                            IndexError error) {
   GPU_SHARED_ARRAY(float, shrunk, [kLoraTile][kMaxLoraRank]);
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * kLoraTile;
-  const int count =
-      args.tokens - first < kLoraTile ? static_cast<int>(args.tokens - first) : kLoraTile;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * tile;
+  const int count = args.tokens - first < tile ? static_cast<int>(args.tokens - first) : tile;
   const int lane = threadIdx.x % kWarpSize, warp = threadIdx.x / kWarpSize;
   const int warps = blockDim.x / kWarpSize;
   for (int begin = 0; begin < count;) {
@@ -194,14 +194,15 @@ void lora(const float* y, const float* x, const void* a, const void* bt, bool ha
           const int32_t* slots, float* out, const LoraArgs& args, IndexError error,
           gpuStream_t stream) {
   if (args.tokens == 0) return;
-  const dim3 grid(static_cast<unsigned int>((args.tokens + kLoraTile - 1) / kLoraTile));
+  const int tile = args.tokens >= kLoraTiledFrom ? kLoraTile : 1;
+  const dim3 grid(static_cast<unsigned int>((args.tokens + tile - 1) / tile));
   if (half_slots) {
     launch<&lora_kernel<gpu_half>>(grid, kRowThreads, 0, stream, y, x,
                                    static_cast<const gpu_half*>(a),
-                                   static_cast<const gpu_half*>(bt), slots, out, args, error);
+                                   static_cast<const gpu_half*>(bt), slots, out, args, tile, error);
   } else {
     launch<&lora_kernel<float>>(grid, kRowThreads, 0, stream, y, x, static_cast<const float*>(a),
-                                static_cast<const float*>(bt), slots, out, args, error);
+                                static_cast<const float*>(bt), slots, out, args, tile, error);
   }
   GPU_CHECK(gpuGetLastError());
 }

@@ -92,16 +92,22 @@ TEST_F(BackendTest, GetRowsRowOutOfRangeIsAnError) {
 }
 
 // Tokens of three adapters and of none, interleaved one by one (as a batch of decodes) and in
-// runs that start and end inside the kernel's tiles (as prompts): each run reduces r dot
-// products of k in fp32 (tolerance as for f32 sums), base-model rows are copied exactly.
+// runs that start and end inside the kernel's tiles (as prompts), in batches below and above
+// kLoraTiledFrom, so both forms of the kernel run: each run reduces r dot products of k in fp32
+// (tolerance as for f32 sums), base-model rows are copied exactly.
 TEST_F(BackendTest, LoraMatchesReference) {
   using SlotOfToken = int (*)(int token, int slots);
   const SlotOfToken interleaved = [](int t, int slots) { return (t * 5 + 1) % (slots + 1) - 1; };
-  const SlotOfToken in_runs = [](int t, int slots) { return (t / 11 + t / 17) % (slots + 1) - 1; };
+  const SlotOfToken in_runs = [](int t, int slots) {
+    return (t / 11 + t / 17 + 1) % (slots + 1) - 1;
+  };
   for (auto [n, k, m, slots, rank, dtype] : {std::tuple{1, 16, 8, 1, 1, DType::kF32},
                                              {9, 100, 37, 3, 8, DType::kF32},
                                              {33, 300, 70, 3, 16, DType::kF32},
                                              {70, 130, 45, 2, 128, DType::kF32},
+                                             // from kLoraTiledFrom tokens, in tiles of 8
+                                             {1100, 40, 24, 3, 128, DType::kF32},
+                                             {1030, 70, 33, 2, 16, DType::kF16},
                                              {9, 100, 37, 3, 8, DType::kF16},
                                              {33, 300, 70, 3, 16, DType::kF16}}) {
     const Tensor y = random_f32({n, m}, 51), x = random_f32({n, k}, 52);
