@@ -171,9 +171,6 @@ int run_plan(PlanFlags f) {
   if (f.model.empty() && f.shape.empty()) {
     throw Error(ErrorCategory::kInvalidArgument, "give a model (-m) or a named shape (--shape)");
   }
-  if (!f.model.empty() && !f.shape.empty()) {
-    throw Error(ErrorCategory::kInvalidArgument, "give -m or --shape, not both");
-  }
   ModelFootprint model = f.shape.empty()
                              ? model_footprint(gguf::GgufFile::open(resolve_model_path(f.model)))
                              : shape_footprint(f.shape);
@@ -200,12 +197,14 @@ Action add_plan_command(CLI::App& app) {
   auto f = std::make_shared<PlanFlags>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "estimate the memory and devices a model needs for a load, and its speed on each");
-  cmd->add_option("-m,--model", f->model, "GGUF file or Hugging Face checkpoint directory");
+  CLI::Option* model =
+      cmd->add_option("-m,--model", f->model, "GGUF file or Hugging Face checkpoint directory");
   std::string shapes;
   for (const std::string& name : synthetic_shape_names())
     shapes += (shapes.empty() ? "" : ", ") + name;
   cmd->add_option("--shape", f->shape,
-                  "instead of -m, a named model shape with f16 weights as stored: " + shapes);
+                  "instead of -m, a named model shape with f16 weights as stored: " + shapes)
+      ->excludes(model);
   cmd->add_option("--ctx", f->target.context, "tokens per sequence")->capture_default_str();
   cmd->add_option("--concurrency", f->target.concurrency, "sequences decoding together")
       ->capture_default_str();

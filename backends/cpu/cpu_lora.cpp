@@ -53,12 +53,14 @@ struct Tile {
   int count;
 };
 
-// Calls f(tile) over the tokens in slot order, each run of one slot cut into tiles.
+// Calls f(tile) over the tokens in slot order, each run of one slot cut into tiles of at most
+// `most` tokens.
 template <class F>
-void for_each_tile(const std::vector<int64_t>& order, const int32_t* slot, int64_t n, F f) {
+void for_each_tile(const std::vector<int64_t>& order, const int32_t* slot, int64_t n, int most,
+                   F f) {
   for (int64_t i = 0; i < n;) {
     int count = 1;
-    while (count < kLoraTileTokens && i + count < n &&
+    while (count < most && i + count < n &&
            slot[token_at(order, i + count)] == slot[token_at(order, i)]) {
       ++count;
     }
@@ -131,16 +133,22 @@ void lora_rows(const Context& ctx, const Tensor& y, const Tensor& x, const Tenso
   // 0.71x the base's speed against 0.85x without it (docs/lora.md).
   if (n * r * (k + m) < kSerialMultiplyAdds) {
     std::vector<float> shrunk(shrunk_size);
-    for_each_tile(order, slot, n, [&](Tile tile) { tile_rows(tile, shrunk.data()); });
+    for_each_tile(order, slot, n, kLoraTileTokens,
+                  [&](Tile tile) { tile_rows(tile, shrunk.data()); });
     return;
   }
+  // Smaller tiles where there are fewer tokens than threads would have tiles of four, so that
+  // every thread has one (a tile's results do not depend on its size); taken as they come, since
+  // base-model tiles (a copy) cost little beside adapted ones.
+  const int most =
+      static_cast<int>(std::clamp<int64_t>(n / std::max(ctx.threads, 1), 1, kLoraTileTokens));
   std::vector<Tile> tiles;
-  for_each_tile(order, slot, n, [&](Tile tile) { tiles.push_back(tile); });
+  for_each_tile(order, slot, n, most, [&](Tile tile) { tiles.push_back(tile); });
   const auto tile_count = static_cast<int64_t>(tiles.size());
 #pragma omp parallel num_threads(ctx.threads)
   {
     std::vector<float> shrunk(shrunk_size);
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic)
     for (int64_t i = 0; i < tile_count; ++i) tile_rows(tiles[i], shrunk.data());
   }
 }

@@ -190,6 +190,11 @@ TEST(PlanCli, PlansANamedShape) {
   const auto neither = testing::run_baton("plan --no-host", testing::Capture::kStdoutAndStderr);
   EXPECT_EQ(neither.exit_code, 1);
   EXPECT_NE(neither.out.find("--shape"), std::string::npos) << neither.out;
+  const auto both = testing::run_baton(
+      "plan -m " + testing::demo_model().string() + " --shape llama-110m --no-host",
+      testing::Capture::kStdoutAndStderr);
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_NE(both.out.find("excludes"), std::string::npos) << both.out;
 }
 
 TEST(PlanCli, BadFlagsFailWithOneLine) {

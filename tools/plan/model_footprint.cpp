@@ -1,7 +1,9 @@
 #include "tools/plan/model_footprint.h"
 
-#include <unistd.h>
+#include <stdlib.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 
@@ -14,14 +16,23 @@
 namespace baton {
 namespace {
 
-class RemovedOnExit {
+// A directory of its own in the temporary directory (mkdtemp: no other user can have put a
+// link there first), removed with what it holds.
+class PrivateTempDir {
  public:
-  explicit RemovedOnExit(std::filesystem::path path) : path_(std::move(path)) {}
-  RemovedOnExit(const RemovedOnExit&) = delete;
-  RemovedOnExit& operator=(const RemovedOnExit&) = delete;
-  ~RemovedOnExit() {
+  PrivateTempDir() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "baton-plan-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr) {
+      throw Error(ErrorCategory::kIo,
+                  "cannot create a directory like " + pattern + ": " + std::strerror(errno));
+    }
+    path_ = pattern;
+  }
+  PrivateTempDir(const PrivateTempDir&) = delete;
+  PrivateTempDir& operator=(const PrivateTempDir&) = delete;
+  ~PrivateTempDir() {
     std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
+    std::filesystem::remove_all(path_, ignored);
   }
   const std::filesystem::path& path() const { return path_; }
 
@@ -79,13 +90,12 @@ ModelFootprint shape_footprint(const std::string& shape_name) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "unknown shape '" + shape_name + "' (known shapes: " + known + ")");
   }
-  const RemovedOnExit layout(
-      std::filesystem::temp_directory_path() /
-      ("baton-plan-" + std::to_string(getpid()) + "-" + shape_name + ".gguf"));
+  const PrivateTempDir dir;
+  const std::filesystem::path layout = dir.path() / (shape_name + ".gguf");
   write_synthetic_model(
       {.shape = *shape, .name = shape_name, .weight_type = DType::kF16, .layout_only = true},
-      layout.path());
-  return model_footprint(gguf::GgufFile::open(layout.path()));
+      layout);
+  return model_footprint(gguf::GgufFile::open(layout));
 }
 
 }  // namespace baton

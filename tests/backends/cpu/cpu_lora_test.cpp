@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -37,31 +38,37 @@ TEST_P(CpuLora, MatchesReference) {
   // The reference widens the same f16 values, so either type is held to the f32 tolerance.
   const Tensor a = random_weight(dtype, {c.slots, c.rank, c.k}, 23);
   const Tensor bt = random_weight(dtype, {c.slots, c.rank, c.m}, 24);
+  // Slots interleaved token by token (a batch of decodes), then in runs (prompts, whose tokens
+  // come in slot order already).
   std::vector<int32_t> slot_of(static_cast<size_t>(c.n));
   for (int64_t t = 0; t < c.n; ++t) {
     slot_of[t] = static_cast<int32_t>((t * 7 + 3) % (c.slots + 1)) - 1;  // -1 .. slots-1, mixed
   }
-  const Tensor slots = i32_tensor(slot_of);
-  const Tensor out = run_cpu([&](Graph& g) { return g.lora(y, x, a, bt, slots); });
-  Tensor ref = Tensor::host(DType::kF32, {c.n, c.m});
-  reference::lora(y, x, a, bt, slots, ref);
-  // fp32 sums of k then r products of values in [-1, 1] against double: the error grows with
-  // k * r * 6e-8 at most; base-model rows (slot -1) are copied exactly.
-  expect_close(out, ref, 1e-5, 1e-7 * static_cast<double>(c.k * c.rank));
-  for (int64_t t = 0; t < c.n; ++t) {
-    if (slot_of[t] >= 0) continue;
-    for (int64_t o = 0; o < c.m; ++o) {
-      ASSERT_EQ(out.data<float>()[t * c.m + o], y.data<float>()[t * c.m + o]);
+  for (const bool in_runs : {false, true}) {
+    SCOPED_TRACE(in_runs ? "in runs" : "interleaved");
+    if (in_runs) std::sort(slot_of.begin(), slot_of.end());
+    const Tensor slots = i32_tensor(slot_of);
+    const Tensor out = run_cpu([&](Graph& g) { return g.lora(y, x, a, bt, slots); });
+    Tensor ref = Tensor::host(DType::kF32, {c.n, c.m});
+    reference::lora(y, x, a, bt, slots, ref);
+    // fp32 sums of k then r products of values in [-1, 1] against double: the error grows with
+    // k * r * 6e-8 at most; base-model rows (slot -1) are copied exactly.
+    expect_close(out, ref, 1e-5, 1e-7 * static_cast<double>(c.k * c.rank));
+    for (int64_t t = 0; t < c.n; ++t) {
+      if (slot_of[t] >= 0) continue;
+      for (int64_t o = 0; o < c.m; ++o) {
+        ASSERT_EQ(out.data<float>()[t * c.m + o], y.data<float>()[t * c.m + o]);
+      }
     }
-  }
-  // Tokens of one slot share tiles in a batch; each gets the same bits alone, so a request's
-  // output does not depend on what it is batched with.
-  for (int64_t t = 0; t < c.n; t += 5) {
-    const Tensor alone = run_cpu([&](Graph& g) {
-      return g.lora(y.slice_rows(t, 1), x.slice_rows(t, 1), a, bt, i32_tensor({slot_of[t]}));
-    });
-    for (int64_t o = 0; o < c.m; ++o) {
-      ASSERT_EQ(alone.data<float>()[o], out.data<float>()[t * c.m + o]) << "token " << t;
+    // Tokens of one slot share tiles in a batch; each gets the same bits alone, so a request's
+    // output does not depend on what it is batched with.
+    for (int64_t t = 0; t < c.n; t += 5) {
+      const Tensor alone = run_cpu([&](Graph& g) {
+        return g.lora(y.slice_rows(t, 1), x.slice_rows(t, 1), a, bt, i32_tensor({slot_of[t]}));
+      });
+      for (int64_t o = 0; o < c.m; ++o) {
+        ASSERT_EQ(alone.data<float>()[o], out.data<float>()[t * c.m + o]) << "token " << t;
+      }
     }
   }
 }
