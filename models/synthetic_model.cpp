@@ -281,15 +281,19 @@ int32_t copy_vocabulary(gguf::GgufWriter& writer, const std::filesystem::path& f
 
 }  // namespace
 
-std::vector<std::string> synthetic_shape_names() {
-  std::vector<std::string> names;
-  for (const auto& [name, shape] : known_shapes()) names.push_back(name);
+std::string synthetic_shape_names() {
+  std::string names;
+  for (const auto& [name, shape] : known_shapes()) names += (names.empty() ? "" : ", ") + name;
   return names;
 }
 
-std::optional<SyntheticShape> synthetic_shape(std::string_view name) {
+SyntheticShape synthetic_shape(std::string_view name) {
   const auto it = known_shapes().find(name);
-  if (it == known_shapes().end()) return std::nullopt;
+  if (it == known_shapes().end()) {
+    throw Error(ErrorCategory::kInvalidArgument, "unknown shape '" + std::string(name) +
+                                                     "' (known shapes: " + synthetic_shape_names() +
+                                                     ")");
+  }
   return it->second;
 }
 

@@ -34,10 +34,11 @@ struct SyntheticShape {
   int32_t long_rope_original_context = 0;
 };
 
-// The shapes `baton synth` knows by name: tinyllama-1.1b, llama-110m, qwen2-0.5b, phi3-mini,
-// gemma2-2b.
-std::vector<std::string> synthetic_shape_names();
-std::optional<SyntheticShape> synthetic_shape(std::string_view name);
+// The shapes `baton synth` knows by name, comma-separated for help texts and errors:
+// tinyllama-1.1b, llama-110m, qwen2-0.5b, phi3-mini, gemma2-2b.
+std::string synthetic_shape_names();
+// Throws Error(kInvalidArgument) naming the known shapes for any other name.
+SyntheticShape synthetic_shape(std::string_view name);
 
 struct SynthOptions {
   SyntheticShape shape;

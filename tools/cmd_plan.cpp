@@ -199,11 +199,9 @@ Action add_plan_command(CLI::App& app) {
       "plan", "estimate the memory and devices a model needs for a load, and its speed on each");
   CLI::Option* model =
       cmd->add_option("-m,--model", f->model, "GGUF file or Hugging Face checkpoint directory");
-  std::string shapes;
-  for (const std::string& name : synthetic_shape_names())
-    shapes += (shapes.empty() ? "" : ", ") + name;
   cmd->add_option("--shape", f->shape,
-                  "instead of -m, a named model shape with f16 weights as stored: " + shapes)
+                  "instead of -m, a named model shape with f16 weights as stored: " +
+                      synthetic_shape_names())
       ->excludes(model);
   cmd->add_option("--ctx", f->target.context, "tokens per sequence")->capture_default_str();
   cmd->add_option("--concurrency", f->target.concurrency, "sequences decoding together")

@@ -175,24 +175,28 @@ TEST(SyntheticModel, SameSeedSameBytesOtherSeedOtherWeights) {
 }
 
 TEST(SyntheticModel, NamedShapesMatchTheirModels) {
-  const std::optional<SyntheticShape> tiny = synthetic_shape("tinyllama-1.1b");
-  ASSERT_TRUE(tiny);
-  EXPECT_EQ(tiny->n_embd, 2048);
-  EXPECT_EQ(tiny->n_layer, 22);
-  EXPECT_EQ(tiny->n_head_kv, 4);
-  EXPECT_EQ(tiny->n_ff, 5632);
-  const std::optional<SyntheticShape> qwen = synthetic_shape("qwen2-0.5b");
-  ASSERT_TRUE(qwen);
-  EXPECT_EQ(qwen->architecture, "qwen2");
-  EXPECT_EQ(qwen->n_vocab, 151936);
-  EXPECT_TRUE(qwen->tied_embeddings);
-  const std::optional<SyntheticShape> gemma = synthetic_shape("gemma2-2b");
-  ASSERT_TRUE(gemma);
-  EXPECT_EQ(gemma->head_dim, 256);
-  EXPECT_EQ(gemma->n_vocab, 256000);
-  EXPECT_EQ(synthetic_shape("phi3-mini")->n_ff, 8192);
-  EXPECT_FALSE(synthetic_shape("gpt-5"));
-  EXPECT_EQ(synthetic_shape_names().size(), 5u);
+  const SyntheticShape tiny = synthetic_shape("tinyllama-1.1b");
+  EXPECT_EQ(tiny.n_embd, 2048);
+  EXPECT_EQ(tiny.n_layer, 22);
+  EXPECT_EQ(tiny.n_head_kv, 4);
+  EXPECT_EQ(tiny.n_ff, 5632);
+  const SyntheticShape qwen = synthetic_shape("qwen2-0.5b");
+  EXPECT_EQ(qwen.architecture, "qwen2");
+  EXPECT_EQ(qwen.n_vocab, 151936);
+  EXPECT_TRUE(qwen.tied_embeddings);
+  const SyntheticShape gemma = synthetic_shape("gemma2-2b");
+  EXPECT_EQ(gemma.head_dim, 256);
+  EXPECT_EQ(gemma.n_vocab, 256000);
+  EXPECT_EQ(synthetic_shape("phi3-mini").n_ff, 8192);
+  EXPECT_EQ(synthetic_shape_names(),
+            "gemma2-2b, llama-110m, phi3-mini, qwen2-0.5b, tinyllama-1.1b");
+  try {
+    synthetic_shape("gpt-5");
+    FAIL() << "an unknown shape was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'gpt-5' (known shapes: gemma2-2b, "), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(SyntheticModel, RejectsBadDimensionsNamingThem) {

@@ -66,7 +66,7 @@ TEST(PlanMemory, ANamedShapeCountsAsAFileOfItsLayout) {
   const ModelFootprint tinyllama = shape_footprint("tinyllama-1.1b");
   testing::TempFile summary_only("plan_tinyllama.gguf");
   const SynthSummary synth = write_synthetic_model(
-      {.shape = *synthetic_shape("tinyllama-1.1b"), .layout_only = true}, summary_only.path());
+      {.shape = synthetic_shape("tinyllama-1.1b"), .layout_only = true}, summary_only.path());
   EXPECT_EQ(tinyllama.name, "tinyllama-1.1b");
   EXPECT_EQ(choice(tinyllama, "as stored").type, DType::kF16);
   EXPECT_EQ(choice(tinyllama, "as stored").bytes, synth.weight_bytes);

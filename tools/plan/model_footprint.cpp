@@ -5,7 +5,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <optional>
 
 #include "baton/error.h"
 #include "core/kv_cache/paged_kv_cache.h"
@@ -82,18 +81,11 @@ ModelFootprint model_footprint(const gguf::GgufFile& file) {
 }
 
 ModelFootprint shape_footprint(const std::string& shape_name) {
-  const std::optional<SyntheticShape> shape = synthetic_shape(shape_name);
-  if (!shape) {
-    std::string known;
-    for (const std::string& name : synthetic_shape_names())
-      known += (known.empty() ? "" : ", ") + name;
-    throw Error(ErrorCategory::kInvalidArgument,
-                "unknown shape '" + shape_name + "' (known shapes: " + known + ")");
-  }
+  const SyntheticShape shape = synthetic_shape(shape_name);
   const PrivateTempDir dir;
   const std::filesystem::path layout = dir.path() / (shape_name + ".gguf");
   write_synthetic_model(
-      {.shape = *shape, .name = shape_name, .weight_type = DType::kF16, .layout_only = true},
+      {.shape = shape, .name = shape_name, .weight_type = DType::kF16, .layout_only = true},
       layout);
   return model_footprint(gguf::GgufFile::open(layout));
 }
