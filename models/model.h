@@ -79,6 +79,10 @@ struct StepInput {
   std::vector<int32_t> tokens;
   std::shared_ptr<const PagedBatch> layout;
   std::vector<int32_t> logit_rows;
+  // The last stage returns the final-normed hidden state of the logit rows [rows, n_embd] (what
+  // the vocabulary projection would read) instead of their logits: features for a length
+  // predictor (tools/length_head).
+  bool output_hidden = false;
   // The most tokens a sequence may hold (the serving context size): picks LongRoPE's factors.
   int32_t context_size = 0;
   // On a pipeline stage after the first: the previous stage's output [tokens, n_embd], which

@@ -135,8 +135,9 @@ Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, i
 
 Tensor StepGraph::logits(const Tensor& x, const Tensor& norm_weight, const Tensor& output) {
   const Tensor rows = graph_.get_rows(x, host_i32(input_.logit_rows), "logit_rows");
-  const Tensor logits = linear(norm(rows, norm_weight, "output_norm"), output, std::nullopt,
-                               "output", Parallel::kColumn);
+  const Tensor normed = norm(rows, norm_weight, "output_norm");
+  if (input_.output_hidden) return normed;
+  const Tensor logits = linear(normed, output, std::nullopt, "output", Parallel::kColumn);
   if (config_.final_softcap <= 0.0f) return logits;
   return graph_.softcap(logits, config_.final_softcap, "output_softcap");
 }

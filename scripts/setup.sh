@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
+  libeigen3-dev
   libcpp-httplib-dev libsentencepiece-dev libopenmpi-dev openmpi-bin
   python3-dev python3-venv pybind11-dev
 )

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
       {"perplexity", baton::cli::add_perplexity_command(app)},
       {"lora", baton::cli::add_lora_command(app)},
       {"plan", baton::cli::add_plan_command(app)},
+      {"length-head", baton::cli::add_length_head_command(app)},
   };
   try {
     app.parse(argc, argv);

@@ -64,6 +64,9 @@ Action add_serve_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_flag("--allow-runtime-lora", options->allow_runtime_lora,
                 "serve POST /v1/load_lora_adapter and /v1/unload_lora_adapter (vLLM's routes)");
+  cmd->add_option("--length-log", options->length_log,
+                  "append each finished request's prompt tokens, settings and output length to "
+                  "FILE, one JSON object per line, for `baton length-head`");
   return [options] {
     // A checkpoint directory is served under its own name, not its cached conversion's.
     if (options->served_model_name.empty() && std::filesystem::is_directory(options->model.model)) {

@@ -27,5 +27,6 @@ Action add_perplexity_command(CLI::App& app);
 // `lora merge`.
 Action add_lora_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
+Action add_length_head_command(CLI::App& app);
 
 }  // namespace baton::cli

@@ -54,6 +54,9 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option("--kv-reservation", o.kv_reservation,
                  "KV memory set aside at admission: none, predicted (output) or max (max_tokens)")
       ->capture_default_str();
+  cmd.add_option("--length-head", o.length_head,
+                 "a file `baton length-head -o` wrote: predict each request's length again from "
+                 "the model's state after its prompt");
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
   add_no_repack_flag(cmd, o.repack_weights);
   add_parallel_flags(cmd, o.parallel);

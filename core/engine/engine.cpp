@@ -306,6 +306,7 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
                            std::vector<SequenceUpdate>& updates) {
   std::vector<Sequence*> group = {&s};
   if (!request.forked) {
+    predict_after_prefill(request, s, logits);
     // The prompt is computed once; the other samples start from its blocks and its logits.
     request.forked = true;
     for (int32_t i = 1; i < reported_completions(request.params); ++i) {
@@ -581,6 +582,13 @@ void Engine::learn_length(const Request& request, int32_t generated) {
   if (prediction_log_.size() >= kWindow && prediction_log_.total() % 16 == 0) {
     scheduler_.trust_predictions(prediction_tau_ >= kMinTau);
   }
+}
+
+void Engine::predict_after_prefill(Request& request, Sequence& s, std::span<const float> logits) {
+  if (!config_.length_head || request.length_features.expected_tokens > 0) return;
+  request.predicted_output = config_.length_head->predict(logits, request.length_features);
+  request.cold_prediction = false;
+  s.predicted_output = request.predicted_output;
 }
 
 void Engine::refresh_cold_predictions() {

@@ -16,6 +16,7 @@
 #include "core/backend.h"
 #include "core/engine/block_manager.h"
 #include "core/engine/grammar_cache.h"
+#include "core/engine/length_head.h"
 #include "core/engine/length_predictor.h"
 #include "core/engine/lora_residency.h"
 #include "core/engine/replica_group.h"
@@ -47,6 +48,9 @@ struct EngineConfig {
   // Adapters whose weights stay in host memory (LoraResidency); 0: every one.
   int32_t max_cpu_loras = 0;
   std::vector<LoraOptions> lora_adapters;  // read at construction and served from the start
+  // When set, a request's predicted length is made again from its prompt's last logits row once
+  // its prefill is done (a client's hint still wins); null: the online predictor's alone.
+  std::shared_ptr<const LengthHead> length_head;
 };
 
 // The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
@@ -159,6 +163,8 @@ class Engine {
   // the prediction, which decides whether the scheduler keeps trusting predictions.
   void learn_length(const Request& request, int32_t generated);
   void refresh_cold_predictions();
+  // The length head's prediction from the logits after the prompt, before any sample is forked.
+  void predict_after_prefill(Request& request, Sequence& s, std::span<const float> logits);
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
   // are still being read. `arriving`: the request asks for the first time (not parked).
   bool pin_adapter(Request& request, Sequence& first, bool arriving);

@@ -55,6 +55,15 @@ LoadedModel::LoadedModel(const LLMOptions& options)
                       .policy = parse_scheduling_policy(options.scheduling_policy),
                       .max_wait_s = options.sjf_max_wait_s,
                       .reservation = parse_kv_reservation(options.kv_reservation)};
+  if (!options.length_head.empty()) {
+    if (c.final_softcap > 0) {
+      throw Error(ErrorCategory::kUnsupported,
+                  "--length-head: this model soft-caps its logits, so they are not the linear "
+                  "image of its hidden state that a length head reads");
+    }
+    config.length_head =
+        std::make_shared<const LengthHead>(LengthHead::read(options.length_head, c.n_vocab));
+  }
   if (options.parallel.pp_micro_batches < 0) {
     throw Error(ErrorCategory::kInvalidArgument, "--pp-micro-batches must not be negative");
   }

@@ -52,6 +52,9 @@ struct LLMOptions {
   // KV memory set aside at admission beyond the prompt: "none", "predicted" (the predicted
   // output plus a quarter) or "max" (all of max_tokens).
   std::string kv_reservation = "none";
+  // A file `baton length-head -o` wrote for this model: once a request's prefill is done, its
+  // predicted length is made again from the model's state after the prompt. docs/scheduling.md.
+  std::string length_head;
   bool prefix_caching = true;  // reuse KV blocks of identical prompt prefixes
   // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8_scaled
   // (a scale per head row, any head size) or fp8_e4m3 (vLLM's fp8). "int8" and "fp8" are weight

@@ -21,6 +21,7 @@ class LLMOptions:
     scheduling_policy: str
     sjf_max_wait_s: float
     kv_reservation: str
+    length_head: str
     prefix_caching: bool
     kv_cache_dtype: str
     repack_weights: bool

@@ -57,8 +57,9 @@ class EngineArgs:
     ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
     threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
     contexts); ``seed``: where requests without their own seed draw theirs from;
-    ``sjf_max_wait`` (seconds) and ``kv_reservation`` ("none", "predicted", "max"): length-aware
-    scheduling (docs/scheduling.md).
+    ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
+    ``length_head`` (a file of ``baton length-head -o``): length-aware scheduling
+    (docs/scheduling.md).
     ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
     either value asks: it runs no code from model files and captures no CUDA graphs.
     """
@@ -75,6 +76,7 @@ class EngineArgs:
     scheduling_policy: str = "fcfs"
     sjf_max_wait: float = 60.0
     kv_reservation: str = "none"
+    length_head: str = ""
     enable_lora: bool = False
     max_loras: Optional[int] = None
     max_lora_rank: int = 16
@@ -119,6 +121,7 @@ def llm_options(
     options.scheduling_policy = args.scheduling_policy
     options.sjf_max_wait_s = float(args.sjf_max_wait)
     options.kv_reservation = args.kv_reservation
+    options.length_head = args.length_head
     if args.max_loras is not None and not args.enable_lora:
         raise ValueError(f"{owner}: max_loras needs enable_lora=True")
     if args.enable_lora:

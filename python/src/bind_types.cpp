@@ -29,6 +29,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("scheduling_policy", &LLMOptions::scheduling_policy)
       .def_readwrite("sjf_max_wait_s", &LLMOptions::sjf_max_wait_s)
       .def_readwrite("kv_reservation", &LLMOptions::kv_reservation)
+      .def_readwrite("length_head", &LLMOptions::length_head)
       .def_readwrite("prefix_caching", &LLMOptions::prefix_caching)
       .def_readwrite("kv_cache_dtype", &LLMOptions::kv_cache_dtype)
       .def_readwrite("repack_weights", &LLMOptions::repack_weights)

@@ -1,11 +1,14 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 
 #include "baton/error.h"
 #include "baton/llm.h"
+#include "core/engine/length_head.h"
 #include "tests/models/demo_f32.h"
 #include "tests/models/greedy_params.h"
+#include "tests/temp_file.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -141,6 +144,37 @@ TEST_F(EngineBatching, SjfRunsTheShortestHintedRequestFirst) {
     EXPECT_EQ(outputs[i].tokens, plain.generate(kPrompts[i], greedy(lengths[i])).tokens);
   }
   EXPECT_EQ(llm.stats().length_predictions, 4);
+}
+
+// A length head that says 5 tokens whatever the prompt: the first request's prediction, which
+// the online predictor makes max_tokens (nothing learned yet), becomes 5 once its prompt is
+// computed, and the log's error shows it; a client's hint still wins; the text does not change.
+TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
+  const testing::TempFile file("five_tokens_head.json");
+  LLMOptions o = options();
+  const int32_t n_vocab = LLM(o).summary().n_vocab;
+  LengthHead{.logit_weights = std::vector<float>(static_cast<size_t>(n_vocab)),
+             .bias = std::log1p(5.0)}
+      .write(file.path());
+  GenerationParams params = greedy(20);
+  params.ignore_eos = true;
+  o.length_head = file.str();
+  LLM with_head(o);
+  EXPECT_EQ(with_head.generate(kPrompts[0], params).tokens,
+            LLM(options()).generate(kPrompts[0], params).tokens);
+  EXPECT_DOUBLE_EQ(with_head.stats().length_prediction_error, 15.0);
+  LLM hinted(o);
+  params.expected_tokens = 20;
+  hinted.generate(kPrompts[0], params);
+  EXPECT_DOUBLE_EQ(hinted.stats().length_prediction_error, 0.0);
+
+  LengthHead{.logit_weights = std::vector<float>(7)}.write(file.path());
+  try {
+    LLM wrong_vocabulary(o);
+    FAIL() << "a head for another vocabulary was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vocabulary of 7 tokens"), std::string::npos) << e.what();
+  }
 }
 
 TEST_F(EngineBatching, ReservingPredictedKvKeepsOutputsUnderATinyPool) {

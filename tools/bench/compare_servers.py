@@ -9,7 +9,6 @@ Usage: compare_servers.py --llama-server PATH [--baton build/bin/baton] [-t 2]
 """
 import argparse
 import json
-import re
 import subprocess
 import sys
 import time

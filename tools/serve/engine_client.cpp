@@ -84,8 +84,9 @@ void RequestGroup::abort() {
   }
 }
 
-EngineClient::EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metrics)
-    : llm_(llm), max_queue_(max_queue), metrics_(metrics) {}
+EngineClient::EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metrics,
+                           LengthLog* length_log)
+    : llm_(llm), max_queue_(max_queue), metrics_(metrics), length_log_(length_log) {}
 
 std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests) {
   const auto count = static_cast<int32_t>(requests.size());
@@ -113,14 +114,17 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
     for (; added < requests.size(); ++added) {
       const size_t i = added;
       const std::string adapter = requests[i].params.lora;
-      const uint64_t id = llm_.add_request(std::move(requests[i]),
-                                           [this, state, i, adapter](const StreamEvent& event) {
-                                             // Counted out before the client can see its last
-                                             // event, so a client that sends its next request at
-                                             // once finds the room it left.
-                                             if (event.finished) request_finished(event, adapter);
-                                             state->push(i, event);
-                                           });
+      const GenerationParams logged = length_log_ ? requests[i].params : GenerationParams{};
+      const uint64_t id = llm_.add_request(
+          std::move(requests[i]), [this, state, i, adapter, logged](const StreamEvent& event) {
+            // Counted out before the client can see its last event, so a client that sends its
+            // next request at once finds the room it left.
+            if (event.finished) request_finished(event, adapter);
+            if (event.finished && event.output && length_log_) {
+              length_log_->write(logged, *event.output);
+            }
+            state->push(i, event);
+          });
       std::lock_guard lock(state->mutex);
       state->ids[i] = id;
     }

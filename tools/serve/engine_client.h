@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "baton/async_llm.h"
+#include "tools/serve/length_log.h"
 #include "tools/serve/server_metrics.h"
 
 namespace baton::serve {
@@ -51,7 +52,8 @@ class RequestGroup {
 // the metrics of every finished request.
 class EngineClient {
  public:
-  EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metrics);
+  // `length_log` may be null.
+  EngineClient(AsyncLLM& llm, int32_t max_queue, ServerMetrics& metrics, LengthLog* length_log);
 
   // Queues all of `requests` or none: throws ApiError 429 when they would take more than
   // --max-queue requests in flight, 503 once the server is shutting down.
@@ -75,6 +77,7 @@ class EngineClient {
   AsyncLLM& llm_;
   const int32_t max_queue_;
   ServerMetrics& metrics_;
+  LengthLog* const length_log_;
   mutable std::mutex mutex_;
   std::condition_variable idle_;
   int32_t in_flight_ = 0;

@@ -84,7 +84,10 @@ ServeOptions validated(ServeOptions options) {
 Server::Server(const ServeOptions& options)
     : options_(validated(options)),
       llm_(std::make_unique<AsyncLLM>(options_.model)),
-      engine_(std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_)) {
+      length_log_(options.length_log.empty() ? nullptr
+                                             : std::make_unique<LengthLog>(options.length_log)),
+      engine_(
+          std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_, length_log_.get())) {
   const ModelSummary summary = llm_->summary();
   const std::string model_name = options.served_model_name.empty()
                                      ? default_model_name(options.model.model)

@@ -10,6 +10,7 @@
 
 #include "baton/async_llm.h"
 #include "tools/serve/engine_client.h"
+#include "tools/serve/length_log.h"
 #include "tools/serve/route_context.h"
 #include "tools/serve/server_metrics.h"
 
@@ -31,6 +32,8 @@ struct ServeOptions {
   // vLLM's POST /v1/load_lora_adapter and /v1/unload_lora_adapter; with no --max-loras, one
   // LoRA slot more than the adapters given at start-up is reserved for them.
   bool allow_runtime_lora = false;
+  // When set, every finished request is logged there for `baton length-head` (LengthLog).
+  std::string length_log;
 };
 
 // Baton's HTTP front end: OpenAI-compatible completions and chat, vLLM and TGI generate, models,
@@ -61,6 +64,7 @@ class Server {
   ServerMetrics metrics_;
   ServedAdapters adapters_;
   std::unique_ptr<AsyncLLM> llm_;
+  std::unique_ptr<LengthLog> length_log_;  // null without --length-log
   std::unique_ptr<EngineClient> engine_;
   std::unique_ptr<RouteContext> context_;
   httplib::Server http_;

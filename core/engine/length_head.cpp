@@ -1,0 +1,69 @@
+#include "core/engine/length_head.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+
+#include "baton/error.h"
+
+namespace baton {
+namespace {
+
+constexpr const char* kFormat = "baton-length-head";
+
+}  // namespace
+
+double LengthHead::predict(std::span<const float> logits, const LengthFeatures& request) const {
+  double sum = bias + max_tokens_weight * std::log2(static_cast<double>(request.max_tokens)) +
+               (request.has_stop ? stop_weight : 0.0);
+  const size_t n = std::min(logits.size(), logit_weights.size());
+  for (size_t i = 0; i < n; ++i) sum += double{logit_weights[i]} * logits[i];
+  return std::clamp(std::expm1(sum), 0.0, static_cast<double>(request.max_tokens));
+}
+
+void LengthHead::write(const std::filesystem::path& path) const {
+  const nlohmann::json j = {{"format", kFormat},
+                            {"n_vocab", logit_weights.size()},
+                            {"max_tokens_weight", max_tokens_weight},
+                            {"stop_weight", stop_weight},
+                            {"bias", bias},
+                            {"logit_weights", logit_weights}};
+  std::ofstream out(path);
+  out << j.dump() << "\n";
+  if (!out) {
+    throw Error(ErrorCategory::kIo, "cannot write " + path.string() + ": " + std::strerror(errno));
+  }
+}
+
+LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab) {
+  std::ifstream in(path);
+  if (!in) {
+    throw Error(ErrorCategory::kIo, "cannot read " + path.string() + ": " + std::strerror(errno));
+  }
+  LengthHead head;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(in);
+    if (j.at("format") != kFormat)
+      throw std::invalid_argument("its format is not " + std::string(kFormat));
+    head.logit_weights = j.at("logit_weights").get<std::vector<float>>();
+    head.max_tokens_weight = j.at("max_tokens_weight").get<double>();
+    head.stop_weight = j.at("stop_weight").get<double>();
+    head.bias = j.at("bias").get<double>();
+  } catch (const std::exception& e) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                path.string() + " is not a length head (`baton length-head -o`): " + e.what());
+  }
+  if (static_cast<int64_t>(head.logit_weights.size()) != n_vocab) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                path.string() + " is a length head for a vocabulary of " +
+                    std::to_string(head.logit_weights.size()) + " tokens; this model has " +
+                    std::to_string(n_vocab));
+  }
+  return head;
+}
+
+}  // namespace baton

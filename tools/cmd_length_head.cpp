@@ -1,0 +1,90 @@
+#include <cstdio>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "baton/error.h"
+#include "core/llm/loaded_model.h"
+#include "tools/commands.h"
+#include "tools/length_head/length_head_eval.h"
+#include "tools/model_flags.h"
+
+namespace baton::cli {
+namespace {
+
+struct LengthHeadFlags {
+  LLMOptions options;
+  std::string log;
+  std::string output;
+  LengthHeadOptions head;
+  bool json = false;
+};
+
+nlohmann::json score_json(const PredictorScore& s) {
+  return {{"mean_absolute_error", s.mean_absolute_error}, {"kendall_tau", s.kendall_tau}};
+}
+
+}  // namespace
+
+Action add_length_head_command(CLI::App& app) {
+  auto f = std::make_shared<LengthHeadFlags>();
+  CLI::App* cmd = app.add_subcommand(
+      "length-head",
+      "fit a length predictor on the model's hidden state after prefill from a `serve "
+      "--length-log` file, and score it against the online predictor on held-out requests");
+  cmd->add_option("-m,--model", f->options.model, "the GGUF file or checkpoint that served the log")
+      ->required();
+  cmd->add_option("--log", f->log, "a file `baton serve --length-log` wrote")->required();
+  cmd->add_option("-o,--output", f->output,
+                  "write the head, rewritten over the logits, for `serve --length-head`");
+  cmd->add_option("--holdout", f->head.holdout,
+                  "the last fraction of the log, held out to score both predictors")
+      ->check(CLI::Range(0.05, 0.5))
+      ->capture_default_str();
+  cmd->add_option("--kv-block-size", f->head.block_size,
+                  "the server's --kv-block-size, which the online predictor's prefix keys use")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("-c,--ctx-size", f->options.context_size,
+                  "the server's context size: the longest prompt the log may hold");
+  cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
+  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
+  cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
+  return [f] {
+    f->options.model = resolve_model_path(f->options.model);
+    const std::vector<LengthRecord> log = read_length_log(f->log);
+    const LoadedModel loaded(f->options);
+    if (loaded.model->config().final_softcap > 0) {
+      throw Error(ErrorCategory::kUnsupported,
+                  "this model soft-caps its logits, so a head over them cannot stand for one over "
+                  "its hidden state");
+    }
+    const LengthHeadReport r = evaluate_length_head(
+        log, prompt_hidden_state(*loaded.model, *loaded.backend, loaded.context_size), f->head);
+    if (!f->output.empty()) {
+      head_over_logits(r.fitted, output_projection(loaded.file)).write(f->output);
+    }
+    if (f->json) {
+      const nlohmann::json j = {{"trained", r.trained},           {"held_out", r.held_out},
+                                {"hidden_size", r.hidden_size},   {"penalty", r.penalty},
+                                {"online", score_json(r.online)}, {"head", score_json(r.head)},
+                                {"head_wins", r.head_wins()}};
+      std::printf("%s\n", j.dump().c_str());
+      return 0;
+    }
+    std::printf(
+        "%zu requests learned from, %zu held out; head on a hidden state of %lld, ridge "
+        "penalty %g\n\n",
+        r.trained, r.held_out, static_cast<long long>(r.hidden_size), r.penalty);
+    std::printf(
+        "| predictor | mean absolute error (tokens) | Kendall's tau |\n| --- | ---: | ---: |\n");
+    std::printf("| online (prefix and shape) | %.1f | %.3f |\n", r.online.mean_absolute_error,
+                r.online.kendall_tau);
+    std::printf("| hidden-state head | %.1f | %.3f |\n\n", r.head.mean_absolute_error,
+                r.head.kendall_tau);
+    std::printf("%s\n", r.head_wins() ? "the head beats the online predictor on both"
+                                      : "the head does not beat the online predictor on both");
+    return 0;
+  };
+}
+
+}  // namespace baton::cli
