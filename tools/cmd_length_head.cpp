@@ -1,6 +1,9 @@
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <span>
 
 #include "baton/error.h"
 #include "core/llm/loaded_model.h"
@@ -58,16 +61,32 @@ Action add_length_head_command(CLI::App& app) {
                   "this model soft-caps its logits, so a head over them cannot stand for one over "
                   "its hidden state");
     }
-    const LengthHeadReport r = evaluate_length_head(
-        log, prompt_hidden_state(*loaded.model, *loaded.backend, loaded.context_size), f->head);
+    const HiddenState hidden =
+        prompt_hidden_state(*loaded.model, *loaded.backend, loaded.context_size);
+    const LengthHeadReport r = evaluate_length_head(log, hidden, f->head);
+    std::optional<double> gap;
     if (!f->output.empty()) {
-      head_over_logits(r.fitted, output_projection(loaded.file)).write(f->output);
+      const LengthHead head = head_over_logits(r.fitted, output_projection(loaded.file));
+      // Checked on real logits before it is written: what the server will compute.
+      constexpr size_t kChecked = 16;
+      gap = logit_form_gap(
+          head, r.fitted, std::span<const LengthRecord>(log).first(std::min(kChecked, log.size())),
+          hidden, prompt_logits(*loaded.model, *loaded.backend, loaded.context_size));
+      constexpr double kMostGap = 0.01;
+      if (*gap > kMostGap) {
+        throw Error(ErrorCategory::kUnsupported,
+                    "the head over this model's logits strays " + std::to_string(*gap) +
+                        " in log1p(tokens) from the fitted head (at most " +
+                        std::to_string(kMostGap) + "): not written");
+      }
+      head.write(f->output);
     }
     if (f->json) {
-      const nlohmann::json j = {{"trained", r.trained},           {"held_out", r.held_out},
-                                {"hidden_size", r.hidden_size},   {"penalty", r.penalty},
-                                {"online", score_json(r.online)}, {"head", score_json(r.head)},
-                                {"head_wins", r.head_wins()}};
+      nlohmann::json j = {{"trained", r.trained},           {"held_out", r.held_out},
+                          {"hidden_size", r.hidden_size},   {"penalty", r.penalty},
+                          {"online", score_json(r.online)}, {"head", score_json(r.head)},
+                          {"head_wins", r.head_wins()}};
+      if (gap) j["logit_form_gap"] = *gap;
       std::printf("%s\n", j.dump().c_str());
       return 0;
     }
@@ -83,6 +102,12 @@ Action add_length_head_command(CLI::App& app) {
                 r.head.kendall_tau);
     std::printf("%s\n", r.head_wins() ? "the head beats the online predictor on both"
                                       : "the head does not beat the online predictor on both");
+    if (gap) {
+      std::printf(
+          "wrote %s: over the logits it strays at most %.2g in log1p(tokens) from the "
+          "fitted head on %s\n",
+          f->output.c_str(), *gap, "the log's first requests");
+    }
     return 0;
   };
 }

@@ -138,7 +138,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
                               .has_stop = !params.stop.empty() || !params.stop_token_ids.empty(),
                               .expected_tokens = params.expected_tokens};
   const LengthPrediction prediction = predictor_.predict(request->length_features);
-  request->predicted_output = prediction.tokens;
+  request->predicted_output = request->arrival_prediction = prediction.tokens;
   request->cold_prediction = prediction.confidence == 0;
   s->predicted_output = request->predicted_output;
   s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
@@ -566,28 +566,33 @@ void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
   }
 }
 
+void Engine::ScoredPredictions::add(double predicted, int32_t generated) {
+  log.add(predicted, generated);
+  if (log.size() < kPredictionWindow || log.total() % 16 == 0) {
+    tau = log.kendall_tau();
+    error = log.mean_absolute_error();
+  }
+}
+
 void Engine::learn_length(const Request& request, int32_t generated) {
   predictor_.observe(request.length_features, generated);
-  prediction_log_.add(request.predicted_output, generated);
+  arrival_predictions_.add(request.arrival_prediction, generated);
+  if (request.head_predicted) head_predictions_.add(request.predicted_output, generated);
   learned_since_prediction_ = true;
   // Ranking is all that sjf needs of a prediction; once a full window of finished requests
-  // ranks poorly, the scheduler stops using them until the ranking recovers. tau costs
-  // O(window²), so it is computed every 16 completions, not on every stats read.
-  constexpr size_t kWindow = 64;
+  // ranks poorly, the scheduler stops using them until the ranking recovers.
   constexpr double kMinTau = 0.2;
-  if (prediction_log_.size() < kWindow || prediction_log_.total() % 16 == 0) {
-    prediction_tau_ = prediction_log_.kendall_tau();
-    prediction_error_ = prediction_log_.mean_absolute_error();
-  }
-  if (prediction_log_.size() >= kWindow && prediction_log_.total() % 16 == 0) {
-    scheduler_.trust_predictions(prediction_tau_ >= kMinTau);
+  const PredictionLog& log = arrival_predictions_.log;
+  if (log.size() >= kPredictionWindow && log.total() % 16 == 0) {
+    scheduler_.trust_predictions(arrival_predictions_.tau >= kMinTau);
   }
 }
 
 void Engine::predict_after_prefill(Request& request, Sequence& s, std::span<const float> logits) {
-  if (!config_.length_head || request.length_features.expected_tokens > 0) return;
+  // A head reads the base model's state; an adapter's logits are another model's.
+  if (!config_.length_head || request.length_features.expected_tokens > 0 || request.lora) return;
   request.predicted_output = config_.length_head->predict(logits, request.length_features);
-  request.cold_prediction = false;
+  request.head_predicted = true;
   s.predicted_output = request.predicted_output;
 }
 
@@ -599,7 +604,7 @@ void Engine::refresh_cold_predictions() {
     Sequence& first = *request->sequences.front();
     if (first.status != SequenceStatus::kWaiting || first.generated() > 0) continue;
     const LengthPrediction prediction = predictor_.predict(request->length_features);
-    request->predicted_output = prediction.tokens;
+    request->predicted_output = request->arrival_prediction = prediction.tokens;
     request->cold_prediction = prediction.confidence == 0;
     first.predicted_output = prediction.tokens;
   }
@@ -609,9 +614,12 @@ EngineCounters Engine::counters() const {
   EngineCounters c = counters_;
   c.preemptions = scheduler_.preemption_count();
   c.recomputed_tokens = scheduler_.recomputed_tokens();
-  c.length_predictions = static_cast<int64_t>(prediction_log_.total());
-  c.prediction_mean_absolute_error = prediction_error_;
-  c.prediction_kendall_tau = prediction_tau_;
+  c.length_predictions = static_cast<int64_t>(arrival_predictions_.log.total());
+  c.prediction_mean_absolute_error = arrival_predictions_.error;
+  c.prediction_kendall_tau = arrival_predictions_.tau;
+  c.length_head_predictions = static_cast<int64_t>(head_predictions_.log.total());
+  c.length_head_mean_absolute_error = head_predictions_.error;
+  c.length_head_kendall_tau = head_predictions_.tau;
   c.predictions_trusted = scheduler_.predictions_trusted();
   c.prefix_query_tokens = blocks_.prefix_query_tokens();
   c.prefix_hit_tokens = blocks_.prefix_hit_tokens();

@@ -88,6 +88,10 @@ struct EngineCounters {
   double prediction_mean_absolute_error = 0;
   double prediction_kendall_tau = 0;
   bool predictions_trusted = true;
+  // The same for the length head's predictions after prefill (EngineConfig::length_head).
+  int64_t length_head_predictions = 0;
+  double length_head_mean_absolute_error = 0;
+  double length_head_kendall_tau = 0;
   int64_t prefix_query_tokens = 0;
   int64_t prefix_hit_tokens = 0;
   double grammar_seconds = 0;  // on grammars' masks and moves, in sampling
@@ -156,8 +160,21 @@ class Engine {
     LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none
     LoraResidency::Pin lora_pin;  // its slot, once it has one
     LengthFeatures length_features;
+    // What scheduling uses: the online predictor's until the length head replaces it after
+    // prefill. The online one is kept apart: it is what orders the waiting queue and sets
+    // reservation at admission, so it alone decides whether predictions are trusted.
     double predicted_output = 0;
+    double arrival_prediction = 0;
+    bool head_predicted = false;
     bool cold_prediction = false;  // made before anything alike was learned (confidence 0)
+  };
+  // Predicted against actual lengths, with its error and tau kept current: tau costs
+  // O(window²), so it is computed every 16 completions once the window is full.
+  static constexpr size_t kPredictionWindow = 64;
+  struct ScoredPredictions {
+    PredictionLog log;
+    double tau = 0, error = 0;
+    void add(double predicted, int32_t generated);
   };
   // A completion ended after `generated` tokens: the predictor learns it and the log scores
   // the prediction, which decides whether the scheduler keeps trusting predictions.
@@ -248,8 +265,8 @@ class Engine {
   uint64_t next_id_ = 1;
   EngineCounters counters_;
   OnlineLengthPredictor predictor_;
-  PredictionLog prediction_log_;
-  double prediction_tau_ = 0, prediction_error_ = 0;  // of prediction_log_, kept current
+  ScoredPredictions arrival_predictions_;  // the online predictor's (or the client's hint)
+  ScoredPredictions head_predictions_;     // the length head's, when one is served
   bool learned_since_prediction_ = false;
 };
 

@@ -20,14 +20,18 @@ constexpr const char* kFormat = "baton-length-head";
 double LengthHead::predict(std::span<const float> logits, const LengthFeatures& request) const {
   double sum = bias + max_tokens_weight * std::log2(static_cast<double>(request.max_tokens)) +
                (request.has_stop ? stop_weight : 0.0);
-  const size_t n = std::min(logits.size(), logit_weights.size());
-  for (size_t i = 0; i < n; ++i) sum += double{logit_weights[i]} * logits[i];
-  return std::clamp(std::expm1(sum), 0.0, static_cast<double>(request.max_tokens));
+  for (size_t i = 0; i < logit_weights.size(); ++i) sum += double{logit_weights[i]} * logits[i];
+  return tokens_of(sum, request.max_tokens);
+}
+
+double LengthHead::tokens_of(double log_length, int32_t max_tokens) {
+  const double most = std::max(1.0, static_cast<double>(max_tokens));
+  if (!std::isfinite(log_length)) return most;
+  return std::clamp(std::expm1(log_length), 1.0, most);
 }
 
 void LengthHead::write(const std::filesystem::path& path) const {
   const nlohmann::json j = {{"format", kFormat},
-                            {"n_vocab", logit_weights.size()},
                             {"max_tokens_weight", max_tokens_weight},
                             {"stop_weight", stop_weight},
                             {"bias", bias},

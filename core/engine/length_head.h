@@ -22,8 +22,12 @@ struct LengthHead {
   // stop_weight · has_stop + bias
   double max_tokens_weight = 0, stop_weight = 0, bias = 0;
 
-  // Expected output tokens, at most max_tokens, from the logits row of the prompt's last token.
+  // Expected output tokens, from 1 to max_tokens, from the logits row of the prompt's last token.
   double predict(std::span<const float> logits, const LengthFeatures& request) const;
+  // The head's sum, log1p(tokens), as tokens: at least 1, as the online predictor's (a
+  // prediction of 0 reads as none to the scheduler), at most max_tokens, and max_tokens for a
+  // sum that is not a number.
+  static double tokens_of(double log_length, int32_t max_tokens);
 
   void write(const std::filesystem::path& path) const;
   // Throws Error(kInvalidArgument) naming the problem when the file is not a head, or not one

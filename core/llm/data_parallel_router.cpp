@@ -109,6 +109,10 @@ EngineStats DataParallelRouter::stats() const {
     sum.length_prediction_tau += weight * s.length_prediction_tau;
     sum.length_predictions += s.length_predictions;
     sum.length_predictions_trusted = sum.length_predictions_trusted && s.length_predictions_trusted;
+    const auto head_weight = static_cast<double>(s.length_head_predictions);
+    sum.length_head_error += head_weight * s.length_head_error;
+    sum.length_head_tau += head_weight * s.length_head_tau;
+    sum.length_head_predictions += s.length_head_predictions;
     sum.prefix_query_tokens += s.prefix_query_tokens;
     sum.prefix_hit_tokens += s.prefix_hit_tokens;
     sum.grammar_seconds += s.grammar_seconds;
@@ -121,6 +125,10 @@ EngineStats DataParallelRouter::stats() const {
   if (sum.length_predictions > 0) {
     sum.length_prediction_error /= static_cast<double>(sum.length_predictions);
     sum.length_prediction_tau /= static_cast<double>(sum.length_predictions);
+  }
+  if (sum.length_head_predictions > 0) {
+    sum.length_head_error /= static_cast<double>(sum.length_head_predictions);
+    sum.length_head_tau /= static_cast<double>(sum.length_head_predictions);
   }
   if (sum.prefix_query_tokens > 0) {
     sum.prefix_cache_hit_rate =

@@ -170,6 +170,9 @@ EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
                      .length_prediction_error = c.prediction_mean_absolute_error,
                      .length_prediction_tau = c.prediction_kendall_tau,
                      .length_predictions_trusted = c.predictions_trusted,
+                     .length_head_predictions = c.length_head_predictions,
+                     .length_head_error = c.length_head_mean_absolute_error,
+                     .length_head_tau = c.length_head_kendall_tau,
                      .prefix_query_tokens = c.prefix_query_tokens,
                      .prefix_hit_tokens = c.prefix_hit_tokens,
                      .prefix_cache_hit_rate =

@@ -77,6 +77,11 @@ struct EngineStats {
   double length_prediction_error = 0;
   double length_prediction_tau = 0;
   bool length_predictions_trusted = true;
+  // The same for the length head's predictions once prompts are computed (LLMOptions::
+  // length_head); those above are made at arrival, and they alone decide the trust.
+  int64_t length_head_predictions = 0;
+  double length_head_error = 0;
+  double length_head_tau = 0;
   int64_t prefix_query_tokens = 0;   // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;     // of which served from cached blocks
   double prefix_cache_hit_rate = 0;  // prefix_hit_tokens / prefix_query_tokens

@@ -148,25 +148,33 @@ TEST_F(EngineBatching, SjfRunsTheShortestHintedRequestFirst) {
 
 // A length head that says 5 tokens whatever the prompt: the first request's prediction, which
 // the online predictor makes max_tokens (nothing learned yet), becomes 5 once its prompt is
-// computed, and the log's error shows it; a client's hint still wins; the text does not change.
+// computed. The head's figures are kept apart from the arrival-time ones, which alone decide
+// whether sjf trusts predictions; a client's hint still wins; the text does not change; a head
+// whose sum says less than one token predicts one, never the 0 that means "no prediction".
 TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
-  const testing::TempFile file("five_tokens_head.json");
+  const testing::TempFile file("length_head.json");
   LLMOptions o = options();
-  const int32_t n_vocab = LLM(o).summary().n_vocab;
-  LengthHead{.logit_weights = std::vector<float>(static_cast<size_t>(n_vocab)),
-             .bias = std::log1p(5.0)}
-      .write(file.path());
+  const auto n_vocab = static_cast<size_t>(LLM(o).summary().n_vocab);
+  o.length_head = file.str();
   GenerationParams params = greedy(20);
   params.ignore_eos = true;
-  o.length_head = file.str();
-  LLM with_head(o);
-  EXPECT_EQ(with_head.generate(kPrompts[0], params).tokens,
-            LLM(options()).generate(kPrompts[0], params).tokens);
-  EXPECT_DOUBLE_EQ(with_head.stats().length_prediction_error, 15.0);
-  LLM hinted(o);
-  params.expected_tokens = 20;
-  hinted.generate(kPrompts[0], params);
-  EXPECT_DOUBLE_EQ(hinted.stats().length_prediction_error, 0.0);
+  const auto served = [&](double bias, int32_t hint) {
+    LengthHead{.logit_weights = std::vector<float>(n_vocab), .bias = bias}.write(file.path());
+    LLM llm(o);
+    GenerationParams p = params;
+    p.expected_tokens = hint;
+    EXPECT_EQ(llm.generate(kPrompts[0], p).tokens, LLM(options()).generate(kPrompts[0], p).tokens);
+    return llm.stats();
+  };
+  const EngineStats five = served(std::log1p(5.0), 0);
+  EXPECT_EQ(five.length_head_predictions, 1);
+  EXPECT_DOUBLE_EQ(five.length_head_error, 15.0);
+  EXPECT_EQ(five.length_predictions, 1);
+  EXPECT_DOUBLE_EQ(five.length_prediction_error, 0.0) << "the arrival prediction, max_tokens";
+  EXPECT_DOUBLE_EQ(served(-30.0, 0).length_head_error, 19.0) << "at least one token";
+  const EngineStats hinted = served(std::log1p(5.0), 20);
+  EXPECT_EQ(hinted.length_head_predictions, 0);
+  EXPECT_DOUBLE_EQ(hinted.length_prediction_error, 0.0);
 
   LengthHead{.logit_weights = std::vector<float>(7)}.write(file.path());
   try {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <fstream>
 #include <random>
@@ -14,6 +15,7 @@
 #include "core/llm/loaded_model.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
+#include "tools/length_head/ridge_regression.h"
 
 namespace baton {
 namespace {
@@ -114,6 +116,9 @@ TEST(LengthHead, OverTheLogitsItPredictsAsOverTheHiddenState) {
     EXPECT_NEAR(std::log1p(predicted), std::clamp(expected, 0.0, std::log1p(256.0)), 1e-3)
         << "request " << i;
   }
+  EXPECT_LT(
+      logit_form_gap(head, fitted, log, hidden, prompt_logits(*loaded.model, *loaded.backend, 64)),
+      1e-3);
   EXPECT_THROW(
       head_over_logits({.hidden_weights = std::vector<double>(7)}, output_projection(loaded.file)),
       Error);
@@ -124,12 +129,60 @@ TEST(LengthHead, RefusesALogTooShortToHoldOutAndAPromptPastTheContext) {
   const HiddenState hidden = prompt_hidden_state(*loaded.model, *loaded.backend, 32);
   const std::vector<LengthRecord> short_log(8,
                                             LengthRecord{.prompt_tokens = {1, 2}, .max_tokens = 8});
-  EXPECT_THROW(evaluate_length_head(short_log, hidden, {}), Error);
+  try {
+    evaluate_length_head(short_log, hidden, {});
+    FAIL() << "a log of 8 requests was split";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("8 requests is too short"), std::string::npos) << e.what();
+  }
+  const int32_t n_vocab = loaded.model->config().n_vocab;
+  std::vector<LengthRecord> foreign(20, LengthRecord{.prompt_tokens = {1, 2}, .max_tokens = 8});
+  foreign[6].prompt_tokens = {1, n_vocab + 5};
+  try {
+    evaluate_length_head(foreign, hidden, {});
+    FAIL() << "a token outside the vocabulary was run";
+  } catch (const Error& e) {
+    EXPECT_NE(
+        std::string(e.what()).find("logged request 7: token id " + std::to_string(n_vocab + 5)),
+        std::string::npos)
+        << e.what();
+  }
   try {
     hidden(std::vector<int32_t>(33, 5));
     FAIL() << "a prompt past the context was run";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("33 tokens"), std::string::npos) << e.what();
+  }
+}
+
+// y = 2 x0 - 3 x1 + 5 plus a little noise. With more samples than features (the primal solve)
+// the fit in the features' own units recovers the line; with fewer (the dual solve, 58 features
+// of noise added) a tiny penalty fits the samples themselves. Either way it predicts as the
+// standardized fit does.
+TEST(RidgeRegression, RecoversALineInTheFeaturesOwnUnits) {
+  std::mt19937 rng(3);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  for (const Eigen::Index features : {Eigen::Index{2}, Eigen::Index{60}}) {
+    SCOPED_TRACE(features);
+    const Eigen::Index n = 40;
+    Eigen::MatrixXd x(n, features);
+    Eigen::VectorXd y(n);
+    for (Eigen::Index i = 0; i < n; ++i) {
+      for (Eigen::Index j = 0; j < features; ++j) x(i, j) = 10.0 * normal(rng) + j;
+      y(i) = 2 * x(i, 0) - 3 * x(i, 1) + 5 + 0.01 * normal(rng);
+    }
+    const std::array<double, 3> penalties = {1e-6, 1e-3, 1.0};
+    const RidgeRegression fit =
+        features < n ? RidgeRegression::fit(x, y, penalties, 4) : RidgeRegression::fit(x, y, 1e-9);
+    if (features < n) {
+      EXPECT_NEAR(fit.weights()(0), 2.0, 0.01);
+      EXPECT_NEAR(fit.weights()(1), -3.0, 0.01);
+    }
+    for (Eigen::Index i = 0; i < n; ++i) {
+      const double predicted = fit.predict(x.row(i).transpose());
+      EXPECT_NEAR(predicted, fit.weights().dot(x.row(i)) + fit.bias(), 1e-9);
+      if (features > n) EXPECT_NEAR(predicted, y(i), 1e-3);
+    }
   }
 }
 
@@ -151,13 +204,16 @@ TEST(LengthRecord, RoundTripsAndNamesTheLineOfABadRecord) {
   EXPECT_TRUE(read[1].has_stop);
   EXPECT_EQ(read[1].expected_tokens, 12);
   EXPECT_EQ(read[1].generated, 30);
-  std::ofstream(file.path(), std::ios::app) << R"({"prompt_tokens": [], "max_tokens": 4})"
-                                            << "\n";
+  std::ofstream(file.path(), std::ios::app)
+      << R"({"prompt_tokens": [], "max_tokens": 4, "has_stop": false, "generated": 2})"
+      << "\n";
   try {
     read_length_log(file.path());
     FAIL() << "a bad record was read";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(":3: not a length record"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(":3: not a length record: an empty prompt"),
+              std::string::npos)
+        << e.what();
   }
   EXPECT_THROW(read_length_log("/nonexistent/lengths.jsonl"), Error);
 }

@@ -6,8 +6,8 @@
 
 namespace baton {
 
-RidgeRegression RidgeRegression::fit_with(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                                          double penalty) {
+RidgeRegression RidgeRegression::fit(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
+                                     double penalty) {
   RidgeRegression r;
   r.penalty_ = penalty;
   r.mean_ = x.colwise().mean().transpose();
@@ -52,7 +52,7 @@ RidgeRegression RidgeRegression::fit(const Eigen::MatrixXd& x, const Eigen::Vect
       Eigen::VectorXd train_y(train_x.rows());
       train_x << x.topRows(begin), x.bottomRows(n - end);
       train_y << y.head(begin), y.tail(n - end);
-      const RidgeRegression r = fit_with(train_x, train_y, penalty);
+      const RidgeRegression r = fit(train_x, train_y, penalty);
       for (Eigen::Index i = begin; i < end; ++i) {
         const double miss = r.predict(x.row(i).transpose()) - y(i);
         error += miss * miss;
@@ -60,7 +60,7 @@ RidgeRegression RidgeRegression::fit(const Eigen::MatrixXd& x, const Eigen::Vect
     }
     if (error < best_error) best_error = error, best_penalty = penalty;
   }
-  return fit_with(x, y, best_penalty);
+  return fit(x, y, best_penalty);
 }
 
 double RidgeRegression::predict(const Eigen::VectorXd& features) const {

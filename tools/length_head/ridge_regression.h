@@ -15,6 +15,8 @@ class RidgeRegression {
   // count) with the least squared error over `folds` contiguous folds of the samples.
   static RidgeRegression fit(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
                              std::span<const double> penalties, int folds);
+  // At one given penalty.
+  static RidgeRegression fit(const Eigen::MatrixXd& x, const Eigen::VectorXd& y, double penalty);
   double predict(const Eigen::VectorXd& features) const;
   double penalty() const { return penalty_; }
   // The fit in the features' own units: predict(x) = weights · x + bias.
@@ -22,9 +24,6 @@ class RidgeRegression {
   double bias() const { return bias_ - weights().dot(mean_); }
 
  private:
-  static RidgeRegression fit_with(const Eigen::MatrixXd& x, const Eigen::VectorXd& y,
-                                  double penalty);
-
   Eigen::VectorXd mean_, scale_, weights_;
   double bias_ = 0, penalty_ = 0;
 };

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "tools/serve/api_error.h"
+#include "tools/serve/length_log.h"
 
 namespace baton::serve {
 
@@ -114,7 +115,7 @@ std::shared_ptr<RequestGroup> EngineClient::submit(std::vector<Request> requests
     for (; added < requests.size(); ++added) {
       const size_t i = added;
       const std::string adapter = requests[i].params.lora;
-      const GenerationParams logged = length_log_ ? requests[i].params : GenerationParams{};
+      const LengthLog::Settings logged = LengthLog::settings_of(requests[i].params);
       const uint64_t id = llm_.add_request(
           std::move(requests[i]), [this, state, i, adapter, logged](const StreamEvent& event) {
             // Counted out before the client can see its last event, so a client that sends its

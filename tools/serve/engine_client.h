@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "baton/async_llm.h"
-#include "tools/serve/length_log.h"
 #include "tools/serve/server_metrics.h"
 
 namespace baton::serve {
 
 class EngineClient;
+class LengthLog;
 
 // One event of one of a group's requests; `request` is its position in the group.
 struct GroupEvent {

@@ -83,9 +83,9 @@ ServeOptions validated(ServeOptions options) {
 
 Server::Server(const ServeOptions& options)
     : options_(validated(options)),
-      llm_(std::make_unique<AsyncLLM>(options_.model)),
       length_log_(options.length_log.empty() ? nullptr
                                              : std::make_unique<LengthLog>(options.length_log)),
+      llm_(std::make_unique<AsyncLLM>(options_.model)),
       engine_(
           std::make_unique<EngineClient>(*llm_, options.max_queue, metrics_, length_log_.get())) {
   const ModelSummary summary = llm_->summary();

@@ -63,8 +63,9 @@ class Server {
   ServeOptions options_;
   ServerMetrics metrics_;
   ServedAdapters adapters_;
-  std::unique_ptr<AsyncLLM> llm_;
+  // Before the model, so that a log that cannot be opened fails before the model loads.
   std::unique_ptr<LengthLog> length_log_;  // null without --length-log
+  std::unique_ptr<AsyncLLM> llm_;
   std::unique_ptr<EngineClient> engine_;
   std::unique_ptr<RouteContext> context_;
   httplib::Server http_;

@@ -182,6 +182,15 @@ std::string ServerMetrics::render(const EngineStats& s, const std::vector<Engine
   gauge("baton_length_prediction_kendall_tau",
         "Rank agreement of predicted and actual output lengths (Kendall's tau-b), last 512.",
         s.length_prediction_tau);
+  counter("baton_length_head_predictions_total",
+          "Finished completions predicted again by --length-head once their prompt was computed.",
+          s.length_head_predictions);
+  gauge("baton_length_head_error_tokens",
+        "Mean absolute error of the length head's predictions, last 512 completions.",
+        s.length_head_error);
+  gauge("baton_length_head_kendall_tau",
+        "Rank agreement of the length head's predictions with actual lengths, last 512.",
+        s.length_head_tau);
   gauge("baton_length_predictions_trusted",
         "1 while sjf orders by the predictions, 0 while it falls back to fcfs.",
         s.length_predictions_trusted ? 1 : 0);

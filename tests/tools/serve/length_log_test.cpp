@@ -50,5 +50,36 @@ TEST(LengthLog, LogsEachFinishedRequestAsItsUsageCountsIt) {
   }
 }
 
+// Only a whole answer of one completion from the base model is a length to learn from.
+TEST(LengthLog, LeavesOutAbortsSeveralCompletionsAdaptersAndBeams) {
+  const TempFile file("length_filtered.jsonl");
+  serve::LengthLog log(file.path());
+  GenerationOutput answer;
+  answer.prompt_tokens = {1, 2, 3};
+  answer.tokens = {4, 5};
+  answer.finish_reason = FinishReason::kStop;
+  GenerationOutput aborted = answer;
+  aborted.finish_reason = FinishReason::kAborted;
+  GenerationOutput never_tokenized = answer;
+  never_tokenized.prompt_tokens.clear();
+  GenerationParams plain;
+  GenerationParams two = plain, best_of = plain, beams = plain, adapter = plain;
+  two.n = 2;
+  best_of.best_of = 3;
+  beams.use_beam_search = true;
+  adapter.lora = "sql";
+  for (const GenerationParams& p : {two, best_of, beams, adapter}) {
+    log.write(serve::LengthLog::settings_of(p), answer);
+  }
+  log.write(serve::LengthLog::settings_of(plain), aborted);
+  log.write(serve::LengthLog::settings_of(plain), never_tokenized);
+  EXPECT_TRUE(read_length_log(file.path()).empty());
+  log.write(serve::LengthLog::settings_of(plain), answer);
+  const std::vector<LengthRecord> records = read_length_log(file.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].generated, 2);
+  EXPECT_EQ(records[0].prompt_tokens, answer.prompt_tokens);
+}
+
 }  // namespace
 }  // namespace baton::testing
