@@ -40,6 +40,8 @@ class Backend {
   virtual ~Backend() = default;
 
   virtual std::string_view name() const = 0;
+  // Host threads a step keeps busy: other host work runs beside a step only where cores are left.
+  virtual int32_t host_threads() const { return 1; }
   virtual std::vector<DeviceInfo> devices() const = 0;
 
   // Device memory for `bytes`. A backend may take it at the buffer's first data() (the CPU

@@ -6,7 +6,9 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <string>
 #include <thread>
+#include <utility>
 
 #include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
@@ -148,6 +150,56 @@ Roofline measure_roofline(const BenchFlags& f, const ReadBandwidthProbe& probe,
   return r;
 }
 
+nlohmann::json offline_json(const OfflineThroughputResult& r) {
+  return {{"concurrency", r.concurrency},
+          {"seconds", r.seconds},
+          {"output_tokens_per_s", r.output_tokens_per_s},
+          {"requests_per_s", r.requests_per_s},
+          {"mean_ttft_s", r.mean_ttft_s},
+          {"mean_e2e_s", r.mean_e2e_s},
+          {"grammar_share", r.grammar_share},
+          {"grammar_engine_share", r.grammar_engine_share}};
+}
+
+// With a grammar: at each cap, the same requests unconstrained, with the masks computed after
+// the model's step and beside it, side by side in one run.
+int run_structured_offline(OfflineThroughputOptions o, bool json) {
+  const std::string grammar = std::exchange(o.grammar, "");
+  const std::vector<OfflineThroughputResult> plain = run_offline_throughput(o);
+  o.grammar = grammar;
+  o.grammar_masks = "after";
+  const std::vector<OfflineThroughputResult> after = run_offline_throughput(o);
+  o.grammar_masks = "beside";
+  const std::vector<OfflineThroughputResult> beside = run_offline_throughput(o);
+  if (json) {
+    nlohmann::json out = nlohmann::json::array();
+    for (size_t i = 0; i < plain.size(); ++i) {
+      out.push_back({{"unconstrained", offline_json(plain[i])},
+                     {"masks_after_step", offline_json(after[i])},
+                     {"masks_beside_step", offline_json(beside[i])}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return 0;
+  }
+  std::printf(
+      "%d requests, ~%d prompt tokens, up to %d output tokens each; grammar share: of "
+      "the run's time, on the engine's thread (all grammar work)\n",
+      o.requests, o.prompt_tokens, o.output_tokens);
+  std::printf(
+      "| concurrency | unconstrained t/s | masks after step: t/s | grammar share | masks "
+      "beside step: t/s | grammar share |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+  for (size_t i = 0; i < plain.size(); ++i) {
+    const double base = plain[i].output_tokens_per_s;
+    std::printf("| %d | %.1f | %.1f (%.2fx) | %.1f%% | %.1f (%.2fx) | %.1f%% (%.1f%%) |\n",
+                plain[i].concurrency, base, after[i].output_tokens_per_s,
+                after[i].output_tokens_per_s / base, 100 * after[i].grammar_engine_share,
+                beside[i].output_tokens_per_s, beside[i].output_tokens_per_s / base,
+                100 * beside[i].grammar_engine_share, 100 * beside[i].grammar_share);
+  }
+  return 0;
+}
+
 // Requests through the engine at each concurrency cap; the first cap is the baseline.
 int run_serve_offline(const BenchFlags& f) {
   if (f.options.parallel.tensor_parallel * f.options.parallel.pipeline_parallel > 1) {
@@ -162,33 +214,22 @@ int run_serve_offline(const BenchFlags& f) {
   o.seed = f.options.seed;
   o.kv_cache_dtype = f.options.kv_cache_dtype;
   o.repack_weights = f.options.repack_weights;
+  if (!o.grammar.empty()) return run_structured_offline(o, f.json);
   const std::vector<OfflineThroughputResult> results = run_offline_throughput(o);
   if (f.json) {
     nlohmann::json out = nlohmann::json::array();
-    for (const OfflineThroughputResult& r : results) {
-      out.push_back({{"concurrency", r.concurrency},
-                     {"seconds", r.seconds},
-                     {"output_tokens_per_s", r.output_tokens_per_s},
-                     {"requests_per_s", r.requests_per_s},
-                     {"mean_ttft_s", r.mean_ttft_s},
-                     {"mean_e2e_s", r.mean_e2e_s},
-                     {"grammar_share", r.grammar_share}});
-    }
+    for (const OfflineThroughputResult& r : results) out.push_back(offline_json(r));
     std::cout << out.dump(2) << "\n";
     return 0;
   }
   std::printf("%d requests, ~%d prompt tokens, %d output tokens each\n", o.requests,
               o.prompt_tokens, o.output_tokens);
-  std::printf("| concurrency | output t/s | requests/s | mean TTFT s | mean e2e s | vs first |%s\n",
-              o.grammar.empty() ? "" : " grammar share |");
-  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |%s\n",
-              o.grammar.empty() ? "" : " ---: |");
+  std::printf("| concurrency | output t/s | requests/s | mean TTFT s | mean e2e s | vs first |\n");
+  std::printf("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const OfflineThroughputResult& r : results) {
-    std::printf("| %d | %.1f | %.2f | %.3f | %.3f | %.2fx |", r.concurrency, r.output_tokens_per_s,
-                r.requests_per_s, r.mean_ttft_s, r.mean_e2e_s,
+    std::printf("| %d | %.1f | %.2f | %.3f | %.3f | %.2fx |\n", r.concurrency,
+                r.output_tokens_per_s, r.requests_per_s, r.mean_ttft_s, r.mean_e2e_s,
                 r.output_tokens_per_s / results.front().output_tokens_per_s);
-    if (!o.grammar.empty()) std::printf(" %.1f%% |", 100 * r.grammar_share);
-    std::printf("\n");
   }
   return 0;
 }

@@ -58,6 +58,10 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
                  "a file `baton length-head -o` wrote: predict each request's length again from "
                  "the model's state after its prompt");
   cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
+  cmd.add_option("--grammar-masks", o.grammar_masks,
+                 "structured outputs' token masks computed beside the model's step, after it, or "
+                 "auto (beside where the step leaves a host core free)")
+      ->capture_default_str();
   add_no_repack_flag(cmd, o.repack_weights);
   add_parallel_flags(cmd, o.parallel);
   add_lora_flags(cmd, o);

@@ -131,6 +131,7 @@ class CpuBackend final : public Backend {
   }
 
   std::string_view name() const override { return "cpu"; }
+  int32_t host_threads() const override { return ctx_.threads; }
 
   std::vector<DeviceInfo> devices() const override {
     return {DeviceInfo{"cpu0", cpu_model_name() + ", " + std::to_string(ctx_.threads) + " threads",

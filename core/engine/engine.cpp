@@ -318,7 +318,7 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
     const double grammar_before = sequence->sampler->grammar_seconds();
     const int32_t token = sequence->sampler->sample(logits, sequence->tokens,
                                                     static_cast<size_t>(sequence->prompt_length));
-    counters_.grammar_seconds += sequence->sampler->grammar_seconds() - grammar_before;
+    count_grammar_seconds(sequence->sampler->grammar_seconds() - grammar_before);
     sequence->tokens.push_back(token);
     sequence->cumulative_logprob += logprob(token);
     ++counters_.generated_tokens;
@@ -454,7 +454,20 @@ StepInput Engine::build_batch(const StepPlan& plan) const {
 void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   // A step whose chunks all stop short of their prompt's end needs no logits, but it must still
   // run: its tokens' K/V are what the next chunk attends to.
-  if (!batch.tokens.empty()) runner_.launch(plan.block_copies, batch);
+  if (!batch.tokens.empty()) {
+    std::vector<Sampler*> constrained;
+    for (const ScheduledChunk& chunk : plan.chunks) {
+      Sampler* sampler = chunk.sequence->sampler.get();
+      if (config_.grammar_masks_beside_step && chunk.needs_logits && sampler->has_grammar()) {
+        constrained.push_back(sampler);
+      }
+    }
+    MaskPreparer::Step masks = masks_.start(std::move(constrained));
+    runner_.launch(plan.block_copies, batch);
+    const MaskPreparer::Seconds seconds = masks.finish();
+    counters_.grammar_seconds += seconds.work;
+    counters_.grammar_engine_seconds += seconds.waited;
+  }
   if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());
 }

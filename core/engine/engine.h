@@ -19,6 +19,7 @@
 #include "core/engine/length_head.h"
 #include "core/engine/length_predictor.h"
 #include "core/engine/lora_residency.h"
+#include "core/engine/mask_preparer.h"
 #include "core/engine/replica_group.h"
 #include "core/engine/scheduler.h"
 #include "core/engine/step_runner.h"
@@ -35,6 +36,7 @@ struct EngineConfig {
   int32_t block_size = 16;
   int32_t n_blocks = 0;  // KV pool size in blocks
   bool prefix_caching = true;
+  bool grammar_masks_beside_step = true;  // LLMOptions::grammar_masks
   DType kv_dtype = DType::kF32;
   // The ranks of a distributed replica this engine leads; null in a single process.
   std::shared_ptr<const ReplicaGroup> replica;
@@ -94,9 +96,12 @@ struct EngineCounters {
   double length_head_kendall_tau = 0;
   int64_t prefix_query_tokens = 0;
   int64_t prefix_hit_tokens = 0;
-  double grammar_seconds = 0;  // on grammars' masks and moves, in sampling
-  int32_t running = 0;         // sequences holding KV blocks
-  int32_t waiting = 0;         // sequences queued for admission or recompute
+  // On grammars' masks and moves, wherever they ran; and what of it the engine's thread paid:
+  // its own grammar work and its waits for the masks computed beside the model's step.
+  double grammar_seconds = 0;
+  double grammar_engine_seconds = 0;
+  int32_t running = 0;  // sequences holding KV blocks
+  int32_t waiting = 0;  // sequences queued for admission or recompute
 };
 
 // How many completions the engine reports for a request (sample indices or ranks 0..count-1):
@@ -229,8 +234,14 @@ class Engine {
   void fill_pipeline();
   size_t pipeline_depth() const;
   StepInput build_batch(const StepPlan& plan) const;
-  // Applies the plan's copy-on-write block copies and starts the batch; counts the step.
+  // Applies the plan's copy-on-write block copies and starts the batch, with the grammar masks
+  // its logits will need computed beside it; counts the step.
   void launch(const StepPlan& plan, const StepInput& batch);
+  // Grammar work done on the engine's thread.
+  void count_grammar_seconds(double seconds) {
+    counters_.grammar_seconds += seconds;
+    counters_.grammar_engine_seconds += seconds;
+  }
   std::vector<SequenceUpdate> collect_oldest();
   // Advances each scheduled sequence past its chunk and caches the blocks it filled.
   RequestStarts record_progress(const StepPlan& plan);
@@ -268,6 +279,7 @@ class Engine {
   ScoredPredictions arrival_predictions_;  // the online predictor's (or the client's hint)
   ScoredPredictions head_predictions_;     // the length head's, when one is served
   bool learned_since_prediction_ = false;
+  MaskPreparer masks_;  // last: its thread ends before the sequences it may read
 };
 
 }  // namespace baton

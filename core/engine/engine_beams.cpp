@@ -66,7 +66,7 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
     if (children[i]->sampler->has_grammar()) {
       const double before = children[i]->sampler->grammar_seconds();
       children[i]->sampler->accept_grammar(selection.live[i].token);
-      counters_.grammar_seconds += children[i]->sampler->grammar_seconds() - before;
+      count_grammar_seconds(children[i]->sampler->grammar_seconds() - before);
     }
     children[i]->tokens.push_back(selection.live[i].token);
     children[i]->cumulative_logprob = selection.live[i].cumulative_logprob;
@@ -101,7 +101,7 @@ std::vector<TokenLogprob> Engine::beam_candidates(Sequence& s, std::span<const f
   // Under a grammar a beam ranks the tokens it allows, by their share among those.
   const double before = s.sampler->grammar_seconds();
   s.sampler->grammar_mask(beam_mask_);
-  counters_.grammar_seconds += s.sampler->grammar_seconds() - before;
+  count_grammar_seconds(s.sampler->grammar_seconds() - before);
   std::vector<float> masked(logits.begin(), logits.end());
   for (size_t id = 0; id < masked.size(); ++id) {
     if (id >= beam_mask_.size() || !beam_mask_[id]) {

@@ -116,6 +116,7 @@ EngineStats DataParallelRouter::stats() const {
     sum.prefix_query_tokens += s.prefix_query_tokens;
     sum.prefix_hit_tokens += s.prefix_hit_tokens;
     sum.grammar_seconds += s.grammar_seconds;
+    sum.grammar_engine_seconds += s.grammar_engine_seconds;
     sum.kv_blocks_total += s.kv_blocks_total;
     sum.kv_blocks_free += s.kv_blocks_free;
     sum.kv_blocks_used += s.kv_blocks_used;

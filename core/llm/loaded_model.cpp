@@ -1,6 +1,7 @@
 #include "core/llm/loaded_model.h"
 
 #include <algorithm>
+#include <thread>
 
 #include "baton/error.h"
 #include "core/backend_registry.h"
@@ -20,6 +21,16 @@ size_t bytes_per_token(const Model& model, DType kv_dtype) {
                              .n_kv_heads = c.n_head_kv,
                              .head_dim = c.head_dim,
                              .dtype = kv_dtype});
+}
+
+bool grammar_masks_beside_step(const std::string& mode, const Backend& backend) {
+  if (mode == "beside") return true;
+  if (mode == "after") return false;
+  if (mode == "auto") {
+    return backend.host_threads() < static_cast<int32_t>(std::thread::hardware_concurrency());
+  }
+  throw Error(ErrorCategory::kInvalidArgument,
+              "unknown grammar mask mode '" + mode + "' (use auto, beside or after)");
 }
 
 }  // namespace
@@ -48,6 +59,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   EngineConfig& config = engine_config;
   config.block_size = options.kv_block_size;
   config.prefix_caching = options.prefix_caching;
+  config.grammar_masks_beside_step = grammar_masks_beside_step(options.grammar_masks, *backend);
   config.kv_dtype = parse_kv_cache_dtype(options.kv_cache_dtype);
   check_kv_cache_dtype(config.kv_dtype, c.head_dim);
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens,
@@ -180,6 +192,7 @@ EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
                              ? static_cast<double>(c.prefix_hit_tokens) / c.prefix_query_tokens
                              : 0.0,
                      .grammar_seconds = c.grammar_seconds,
+                     .grammar_engine_seconds = c.grammar_engine_seconds,
                      .kv_blocks_total = total,
                      .kv_blocks_free = available,
                      .kv_blocks_used = total - available,

@@ -76,18 +76,23 @@ GrammarConstraint::GrammarConstraint(const SharedGrammar& shared,
   });
 }
 
-void GrammarConstraint::allowed(std::vector<char>& allowed) {
+void GrammarConstraint::prepare() {
+  if (prepared_) return;
   // Moved to a table of its own, the matcher's states no longer name the cache's keys.
   if (matcher_.compact()) masks_ = std::make_shared<MaskCache>(kPrivateMaskBytes);
-  const std::vector<uint64_t>* bits = masks_->find(matcher_.state());
-  std::vector<uint64_t> computed;
-  if (!bits) {
-    computed = text_mask();
-    masks_->add(matcher_.state(), computed);
-    bits = &computed;
+  if (const std::vector<uint64_t>* cached = masks_->find(matcher_.state())) {
+    prepared_ = *cached;
+    return;
   }
+  prepared_ = text_mask();
+  masks_->add(matcher_.state(), *prepared_);
+}
+
+void GrammarConstraint::allowed(std::vector<char>& allowed) {
+  prepare();
+  const std::vector<uint64_t>& bits = *prepared_;
   allowed.resize(pieces_->pieces.size());
-  for (size_t id = 0; id < allowed.size(); ++id) allowed[id] = (*bits)[id / 64] >> (id % 64) & 1;
+  for (size_t id = 0; id < allowed.size(); ++id) allowed[id] = bits[id / 64] >> (id % 64) & 1;
   if (matcher_.complete()) {
     if (may_end_) {
       for (const int32_t id : pieces_->end_tokens) allowed[id] = 1;
@@ -133,6 +138,7 @@ void GrammarConstraint::accept(int32_t token) {
       (may_end_ && std::ranges::find(pieces_->end_tokens, token) != pieces_->end_tokens.end()) ||
       std::ranges::find(stop_tokens_, token) != stop_tokens_.end();
   if (ends && matcher_.complete()) return;
+  prepared_.reset();
   if (pieces_->pieces[token].empty() || !matcher_.advance(pieces_->pieces[token])) {
     throw Error(ErrorCategory::kInternal, "token " + std::to_string(token) +
                                               " was sampled but the grammar does not allow it");

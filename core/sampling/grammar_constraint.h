@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,10 @@ class GrammarConstraint {
 
   // allowed[id] != 0 for every token that may come next.
   void allowed(std::vector<char>& allowed);
+  // Computes the text mask of the current state ahead of allowed(), which then only unpacks
+  // it: the engine calls this on a thread of its own while the model computes the logits the
+  // mask will apply to. Throws what allowed() would throw.
+  void prepare();
   // Moves past `token`, which allowed() must have allowed.
   void accept(int32_t token);
   // Nothing may follow the text so far.
@@ -76,7 +81,8 @@ class GrammarConstraint {
   std::vector<uint64_t> text_mask() const;
 
   GrammarMatcher matcher_;
-  std::shared_ptr<MaskCache> masks_;  // keyed by states of matcher_'s stack table
+  std::optional<std::vector<uint64_t>> prepared_;  // the text mask of the matcher's state
+  std::shared_ptr<MaskCache> masks_;               // keyed by states of matcher_'s stack table
   std::shared_ptr<const TokenPieces> pieces_;
   bool may_end_;
   std::vector<int32_t> stop_tokens_;

@@ -33,6 +33,11 @@ class Sampler {
   bool grammar_finished() const { return grammar_ && grammar_->finished(); }
   // Time spent on the grammar so far (its masks and its moves), for the engine's statistics.
   double grammar_seconds() const { return grammar_seconds_; }
+  // Computes the grammar's mask for the next sample ahead of it, where there is a grammar
+  // (GrammarConstraint::prepare); untimed: the caller times its own thread.
+  void prepare_grammar_mask() {
+    if (grammar_) grammar_->prepare();
+  }
 
   // For beam search, which ranks tokens itself: the grammar's mask (every token allowed
   // without one), the move past a chosen token, and whether the grammar allows nothing more

@@ -85,8 +85,11 @@ struct EngineStats {
   int64_t prefix_query_tokens = 0;   // prompt tokens looked up in the prefix cache
   int64_t prefix_hit_tokens = 0;     // of which served from cached blocks
   double prefix_cache_hit_rate = 0;  // prefix_hit_tokens / prefix_query_tokens
-  // Time sampling spent on grammars (structured outputs): token masks and matcher moves.
+  // Time spent on grammars (structured outputs): token masks and matcher moves, wherever they
+  // ran. Masks are computed on a thread of their own beside the model's step; what the engine's
+  // thread paid is its own grammar work plus its waits for those masks.
   double grammar_seconds = 0;
+  double grammar_engine_seconds = 0;
   int32_t kv_blocks_total = 0;
   int32_t kv_blocks_free = 0;  // free or holding only cached prefixes
   int32_t kv_blocks_used = 0;  // held by live sequences

@@ -63,6 +63,11 @@ struct LLMOptions {
   // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
   // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.
   bool repack_weights = true;
+  // When grammar masks (structured outputs) are computed: "beside" the model's step, on a
+  // thread of their own, or "after" it, as the logits are sampled. "auto" is beside where the
+  // backend's step leaves a host core free (a GPU's, or a CPU backend on fewer threads than
+  // cores) and after where the mask's thread would take a core from the step.
+  std::string grammar_masks = "auto";
   ParallelOptions parallel;       // the run this process is a rank of, if any
   std::vector<LoraOptions> lora;  // adapters requests may name
   // LoRA adapters in one batch at once, each in a slot of backend memory reserved at load; 0

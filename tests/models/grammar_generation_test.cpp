@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <thread>
 
 #include "baton/error.h"
 #include "baton/llm.h"
@@ -145,6 +146,68 @@ TEST_F(GrammarGeneration, ABeamSearchTheGrammarCannotFillFailsItsRequestAlone) {
   }
   params.n = 1;
   EXPECT_EQ(llm_->generate("And all the people said,", params).text, "A");
+}
+
+TEST_F(GrammarGeneration, MasksBesideTheStepGiveWhatMasksAfterItGive) {
+  LLM beside({.model = testing::demo_model().string(), .grammar_masks = "beside"});
+  LLM after({.model = testing::demo_model().string(), .grammar_masks = "after"});
+  std::vector<Request> requests;
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Request request{.prompt = "And God said"};
+    request.params.grammar = kJsonObject;
+    request.params.max_tokens = 48;
+    request.params.n = 2;  // forks take the mask prepared for their parent
+    request.params.sampling = {
+        .temperature = 1.0f, .top_k = 0, .top_p = 1.0f, .min_p = 0, .seed = seed};
+    requests.push_back(request);
+  }
+  Request beams{.prompt = "And he said,"};
+  beams.params.grammar = R"(root ::= ("yea" | "nay" | "verily") ", " [a-z]+ "." )";
+  beams.params.use_beam_search = true;
+  beams.params.beam_width = 3;
+  beams.params.n = 3;
+  beams.params.max_tokens = 24;
+  requests.push_back(beams);
+  // One batch: the masks of several requests sharing a grammar are prepared together.
+  const std::vector<GenerationOutput> prepared = beside.generate(requests);
+  const std::vector<GenerationOutput> expected = after.generate(requests);
+  ASSERT_EQ(prepared.size(), expected.size());
+  for (size_t r = 0; r < prepared.size(); ++r) {
+    ASSERT_EQ(prepared[r].completions.size(), expected[r].completions.size());
+    for (size_t c = 0; c < prepared[r].completions.size(); ++c) {
+      EXPECT_EQ(prepared[r].completions[c].tokens, expected[r].completions[c].tokens)
+          << "request " << r << ", completion " << c;
+    }
+  }
+  EXPECT_GT(beside.stats().grammar_seconds, 0.0);
+  // Masks after the step: the engine's thread paid for all of the grammar's work.
+  EXPECT_EQ(after.stats().grammar_engine_seconds, after.stats().grammar_seconds);
+}
+
+TEST_F(GrammarGeneration, MasksGoBesideTheStepWhereItLeavesAHostCoreFree) {
+  GenerationParams params;
+  params.grammar = kJsonObject;
+  params.max_tokens = 16;
+  // With the masks after the step, the engine's thread pays for all of the grammar's work, to
+  // the bit; beside it, it pays its waits instead.
+  const auto masks_after_step = [&](LLM& llm) {
+    llm.generate("And God said", params);
+    return llm.stats().grammar_engine_seconds == llm.stats().grammar_seconds;
+  };
+  LLM every_core({.model = testing::demo_model().string(), .threads = 0});
+  EXPECT_TRUE(masks_after_step(every_core));
+  if (std::thread::hardware_concurrency() > 1) {
+    LLM one_thread({.model = testing::demo_model().string(), .threads = 1});
+    EXPECT_FALSE(masks_after_step(one_thread));
+  }
+  try {
+    LLM({.model = testing::demo_model().string(), .grammar_masks = "sideways"});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("'sideways' (use auto, beside or after)"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST_F(GrammarGeneration, BadGrammarsAreRefusedNamingTheProblem) {

@@ -181,7 +181,9 @@ TEST(RidgeRegression, RecoversALineInTheFeaturesOwnUnits) {
     for (Eigen::Index i = 0; i < n; ++i) {
       const double predicted = fit.predict(x.row(i).transpose());
       EXPECT_NEAR(predicted, fit.weights().dot(x.row(i)) + fit.bias(), 1e-9);
-      if (features > n) EXPECT_NEAR(predicted, y(i), 1e-3);
+      if (features > n) {
+        EXPECT_NEAR(predicted, y(i), 1e-3);
+      }
     }
   }
 }

@@ -47,7 +47,8 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
                        .threads = o.threads,
                        .max_seqs = concurrency,
                        .kv_cache_dtype = o.kv_cache_dtype,
-                       .repack_weights = o.repack_weights});
+                       .repack_weights = o.repack_weights,
+                       .grammar_masks = o.grammar_masks});
     const int32_t n_vocab = llm.summary().n_vocab;
     const std::vector<Request> requests =
         random_requests(n_vocab, o.requests, o.prompt_tokens, o.seed, params);
@@ -56,15 +57,18 @@ std::vector<OfflineThroughputResult> run_offline_throughput(const OfflineThrough
     // reuse it. Other prompts, so that the timed run finds nothing in the prefix cache.
     llm.generate(random_requests(n_vocab, std::min(concurrency, o.requests), o.prompt_tokens,
                                  o.seed + 1, params));
-    const double grammar_before = llm.stats().grammar_seconds;
+    const EngineStats before = llm.stats();
     const auto start = std::chrono::steady_clock::now();
     const std::vector<GenerationOutput> outputs = llm.generate(requests);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const EngineStats after = llm.stats();
     OfflineThroughputResult r{
         .concurrency = concurrency,
         .seconds = seconds,
-        .grammar_share = (llm.stats().grammar_seconds - grammar_before) / seconds};
+        .grammar_share = (after.grammar_seconds - before.grammar_seconds) / seconds,
+        .grammar_engine_share =
+            (after.grammar_engine_seconds - before.grammar_engine_seconds) / seconds};
     int64_t tokens = 0;
     for (const GenerationOutput& out : outputs) {
       tokens += static_cast<int64_t>(out.tokens.size());

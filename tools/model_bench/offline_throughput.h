@@ -23,6 +23,7 @@ struct OfflineThroughputOptions {
   // A GBNF grammar every request's output must follow (structured outputs); empty: none. With
   // one, a request also ends where the grammar allows nothing more.
   std::string grammar;
+  std::string grammar_masks = "auto";  // LLMOptions::grammar_masks
 };
 
 struct OfflineThroughputResult {
@@ -33,6 +34,8 @@ struct OfflineThroughputResult {
   double mean_ttft_s = 0;    // submission to first token
   double mean_e2e_s = 0;     // submission to last token
   double grammar_share = 0;  // of the run's time, spent on grammar masks and moves
+  // Of the run's time, what the engine's thread spent on grammars or waited for their masks.
+  double grammar_engine_share = 0;
 };
 
 // One result per concurrency cap, in the order given.

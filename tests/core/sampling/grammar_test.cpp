@@ -250,5 +250,28 @@ TEST(GrammarConstraint, AStateMetAgainGetsTheSameMask) {
   EXPECT_EQ(again, (std::vector<char>{1, 1, 1, 1}));
 }
 
+TEST(GrammarConstraint, APreparedMaskIsTheOneOfTheStateItWasPreparedIn) {
+  const auto pieces = TokenPieces::from({"a", "b", "ab", "ba", "", "\xC3", "\xA9", "c"}, {4});
+  const auto grammar = std::make_shared<const Grammar>(parse_gbnf(R"(root ::= "a"+ "b" "é"?)"));
+  GrammarConstraint prepared(grammar, pieces, true);
+  GrammarConstraint plain(grammar, pieces, true);
+  std::vector<char> expected, got;
+  for (const int32_t token : {0, 2, 5, 6}) {
+    prepared.prepare();
+    prepared.prepare();                       // a second call keeps the first's mask
+    const GrammarConstraint copy = prepared;  // as a forked sample takes it, prepared mask too
+    plain.allowed(expected);
+    prepared.allowed(got);
+    EXPECT_EQ(got, expected) << "before token " << token;
+    GrammarConstraint copied = copy;
+    copied.allowed(got);
+    EXPECT_EQ(got, expected) << "copy, before token " << token;
+    // Accepting moves on: the next mask is of the new state, not the one prepared before.
+    prepared.accept(token);
+    plain.accept(token);
+  }
+  EXPECT_TRUE(prepared.finished());
+}
+
 }  // namespace
 }  // namespace baton
