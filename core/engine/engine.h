@@ -36,7 +36,9 @@ struct EngineConfig {
   int32_t block_size = 16;
   int32_t n_blocks = 0;  // KV pool size in blocks
   bool prefix_caching = true;
-  bool grammar_masks_beside_step = true;  // LLMOptions::grammar_masks
+  // LLMOptions::grammar_masks, its auto resolved for the backend: the default of an engine
+  // made directly is after, which takes no core from a CPU backend's step.
+  bool grammar_masks_beside_step = false;
   DType kv_dtype = DType::kF32;
   // The ranks of a distributed replica this engine leads; null in a single process.
   std::shared_ptr<const ReplicaGroup> replica;

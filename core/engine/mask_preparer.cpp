@@ -3,6 +3,9 @@
 #include <chrono>
 #include <utility>
 
+#include "baton/error.h"
+#include "core/sampling/sampler.h"
+
 namespace baton {
 
 MaskPreparer::Step::~Step() {
@@ -29,6 +32,10 @@ MaskPreparer::Step MaskPreparer::start(std::vector<Sampler*> samplers) {
   if (!thread_.joinable()) thread_ = std::thread([this] { run(); });
   {
     std::lock_guard lock(mutex_);
+    // A second batch would replace the first before the preparer took it.
+    if (busy_) {
+      throw Error(ErrorCategory::kInternal, "grammar masks started before the last finished");
+    }
     pending_ = std::move(samplers);
     busy_ = true;
   }

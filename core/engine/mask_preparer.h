@@ -9,15 +9,17 @@
 #include <thread>
 #include <vector>
 
-#include "core/sampling/sampler.h"
-
 namespace baton {
+
+class Sampler;
 
 class MaskPreparer {
  public:
   struct Seconds {
-    double work = 0;    // spent preparing the masks, on the preparer's thread
-    double waited = 0;  // of it, what the caller waited for after its own work
+    double work = 0;  // spent preparing the masks, on the preparer's thread
+    // The caller's time blocked in finish(): the work its own did not hide, and the preparer's
+    // wake-up (on a loaded host it can exceed `work`).
+    double waited = 0;
   };
 
   // Waits for the masks of one step: finish() at the end of the step, or the destructor where

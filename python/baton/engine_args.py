@@ -83,6 +83,7 @@ class EngineArgs:
     max_cpu_loras: Optional[int] = None
     lora_dtype: str = "auto"
     repack_weights: bool = True
+    grammar_masks: str = "auto"
     seed: int = 0
     trust_remote_code: bool = False
     enforce_eager: bool = False
@@ -131,4 +132,5 @@ def llm_options(
             options.max_cpu_loras = args.max_cpu_loras
         options.lora_dtype = "f16" if args.lora_dtype == "auto" else args.lora_dtype
     options.repack_weights = bool(args.repack_weights)
+    options.grammar_masks = args.grammar_masks
     return options

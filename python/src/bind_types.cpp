@@ -31,6 +31,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("kv_reservation", &LLMOptions::kv_reservation)
       .def_readwrite("length_head", &LLMOptions::length_head)
       .def_readwrite("prefix_caching", &LLMOptions::prefix_caching)
+      .def_readwrite("grammar_masks", &LLMOptions::grammar_masks)
       .def_readwrite("kv_cache_dtype", &LLMOptions::kv_cache_dtype)
       .def_readwrite("repack_weights", &LLMOptions::repack_weights)
       .def_readwrite("max_loras", &LLMOptions::max_loras)

@@ -20,8 +20,8 @@ past that its text degrades, which does not change the timing).
 The predictor starts empty in each server and learns from the run's own finished requests.
 
 Usage: compare_scheduling.py [--baton build/bin/baton] [-t 2] [--requests 200] [--max-seqs 8]
-           [--ctx 512] [--load 0.9] [--small-kv 4.0] [--seed 1] [--work-dir /tmp/baton-sched-bench]
-           model.gguf
+           [--ctx 512] [--load 0.9] [--small-kv 4.0] [--policies-only] [--seed 1]
+           [--work-dir /tmp/baton-sched-bench] model.gguf
 """
 import argparse
 import json
@@ -102,6 +102,8 @@ def main():
     parser.add_argument("--ctx", type=int, default=512)
     parser.add_argument("--load", type=float, default=0.9)
     parser.add_argument("--small-kv", type=float, default=4.0)
+    parser.add_argument("--policies-only", action="store_true",
+                        help="skip step 3 (the preemption runs under a small KV pool)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", default="/tmp/baton-sched-bench")
     parser.add_argument("model")
@@ -114,9 +116,10 @@ def main():
     rate = args.load * capacity["requests_per_s"]
     fcfs = measure(args, dataset, ["--scheduling-policy", "fcfs"], rate)
     sjf = measure(args, dataset, ["--scheduling-policy", "sjf"], rate)
-    small = ["--kv-cache-size", str(args.small_kv), "--scheduling-policy", "fcfs"]
-    no_reserve = measure(args, dataset, small + ["--kv-reservation", "none"], rate)
-    reserve = measure(args, dataset, small + ["--kv-reservation", "predicted"], rate)
+    if not args.policies_only:
+        small = ["--kv-cache-size", str(args.small_kv), "--scheduling-policy", "fcfs"]
+        no_reserve = measure(args, dataset, small + ["--kv-reservation", "none"], rate)
+        reserve = measure(args, dataset, small + ["--kv-reservation", "predicted"], rate)
 
     header = ("| run | req/s | output tok/s | e2e mean ms | e2e p99 ms | preemptions | "
               "recomputed tokens | tok/s ratio | mean ratio | p99 ratio |")
@@ -126,8 +129,9 @@ def main():
     print("|" + " --- |" * 10)
     print(row("fcfs", fcfs))
     print(row("sjf", sjf, fcfs))
-    print(row("kv %.2g MiB, reserve none" % args.small_kv, no_reserve))
-    print(row("kv %.2g MiB, reserve predicted" % args.small_kv, reserve, no_reserve))
+    if not args.policies_only:
+        print(row("kv %.2g MiB, reserve none" % args.small_kv, no_reserve))
+        print(row("kv %.2g MiB, reserve predicted" % args.small_kv, reserve, no_reserve))
     sys.stdout.flush()
 
 

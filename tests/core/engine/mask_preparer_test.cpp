@@ -10,6 +10,7 @@
 
 #include "baton/error.h"
 #include "core/sampling/grammar.h"
+#include "core/sampling/sampler.h"
 
 namespace baton {
 namespace {

@@ -258,7 +258,6 @@ TEST(GrammarConstraint, APreparedMaskIsTheOneOfTheStateItWasPreparedIn) {
   std::vector<char> expected, got;
   for (const int32_t token : {0, 2, 5, 6}) {
     prepared.prepare();
-    prepared.prepare();                       // a second call keeps the first's mask
     const GrammarConstraint copy = prepared;  // as a forked sample takes it, prepared mask too
     plain.allowed(expected);
     prepared.allowed(got);
