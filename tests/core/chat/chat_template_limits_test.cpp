@@ -37,9 +37,10 @@ TEST(ChatTemplateLimits, EndlessLoopStopsAtTheStepLimitQuickly) {
   EXPECT_TRUE(contains(limit_error("{% for i in range(100000) %}{% for j in range(100000) %}"
                                    "{% endfor %}{% endfor %}"),
                        "(the chat template step limit)"));
-  // The default step limit keeps a runaway render to a bounded, short time (generous for
-  // sanitizer builds and a loaded host).
-  EXPECT_LT(seconds, 30.0);
+  // The default step limit keeps a runaway render to a bounded time. The bound tells a missing
+  // limit (10^10 steps: hours) from a present one, not a sanitizer build's speed: under ASan on
+  // a 2-core host this render alone took 32 s.
+  EXPECT_LT(seconds, 600.0);
 }
 
 TEST(ChatTemplateLimits, StepLimitIsConfigurable) {
