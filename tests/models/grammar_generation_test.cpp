@@ -165,8 +165,8 @@ TEST_F(GrammarGeneration, MasksBesideTheStepGiveWhatMasksAfterItGive) {
   beams.params.grammar = R"(root ::= ("yea" | "nay" | "verily") ", " [a-z]{1,12} "." )";
   beams.params.use_beam_search = true;
   beams.params.beam_width = 3;
-  beams.params.n = 3;
-  beams.params.max_tokens = 24;
+  beams.params.n = 2;
+  beams.params.max_tokens = 40;
   requests.push_back(beams);
   // One batch: the masks of several requests sharing a grammar are prepared together.
   const std::vector<GenerationOutput> prepared = beside.generate(requests);
