@@ -53,10 +53,9 @@ case "$sanitizers" in
   thread)
     dir=build-tsan
     cmake -S . -B "$dir" "${common[@]}" -DBATON_SANITIZE=thread >/dev/null
-    targets=(baton_cli test_llama_model test_data_parallel test_serve test_demo_model
-      test_engine_core)
+    targets=(baton_cli test_llama_model test_data_parallel test_serve test_engine_core)
     only='AsyncLLM|EngineBatching|LiveRequests|Server|Serve|Completions|ChatApi|NativeRoutes|'
-    only+='ConcurrentClients|ShutdownSignal|LoraApi|BearerToken|GrammarGeneration|MaskPreparer'
+    only+='ConcurrentClients|ShutdownSignal|LoraApi|BearerToken|MaskPreparer'
     # libgomp is not built with ThreadSanitizer, so the barriers of OpenMP regions (ours and
     # oneDNN's) are invisible to it and every region would be reported as a race. One OpenMP
     # thread in all leaves the threads this build is about: the engine loop, AsyncLLM's, the
