@@ -17,6 +17,7 @@
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/packed_weights.h"
 #include "backends/cpu/matmul/panel_weights.h"
+#include "backends/cpu/omp_team.h"
 #include "baton/error.h"
 #include "core/backend_registry.h"
 
@@ -119,7 +120,8 @@ class CpuBackend final : public Backend {
                   "cpu threads must be >= 0, got " + std::to_string(options.threads));
     }
     const int hardware = static_cast<int>(std::thread::hardware_concurrency());
-    ctx_.threads = options.threads > 0 ? options.threads : (hardware > 0 ? hardware : 1);
+    ctx_.threads = cpu::omp_team_threads(options.threads > 0 ? options.threads
+                                                             : (hardware > 0 ? hardware : 1));
     if (options.prepack_weights) {
       // Copies of F16/BF16 weights (f32 ones are twice the file's bytes) within half the RAM.
       const size_t ram = physical_memory_bytes();

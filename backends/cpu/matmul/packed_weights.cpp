@@ -16,6 +16,7 @@
 #include "backends/cpu/cpu_dequantize.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul_float.h"
+#include "backends/cpu/omp_team.h"
 #include "baton/error.h"
 
 namespace baton::cpu {
@@ -26,11 +27,11 @@ using Dt = memory::data_type;
 using Tag = memory::format_tag;
 
 // oneDNN's OpenMP build sizes its parallel regions, when it plans a primitive and when it runs
-// one, by omp_get_max_threads() of the calling thread.
+// one, by omp_get_max_threads() of the calling thread: set to the team the region will get.
 class OmpThreads {
  public:
   explicit OmpThreads(int threads) : previous_(omp_get_max_threads()) {
-    omp_set_num_threads(threads);
+    omp_set_num_threads(omp_team_threads(threads));
   }
   ~OmpThreads() { omp_set_num_threads(previous_); }
   OmpThreads(const OmpThreads&) = delete;
@@ -236,7 +237,7 @@ bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, 
   if (n < gemm_min_rows(to_dtype(type))) return false;
   try {
     const OmpThreads omp(threads);
-    const Plan& plan = impl_->plan({n, m, k, type, threads}, p->weights.get_desc());
+    const Plan& plan = impl_->plan({n, m, k, type, omp_get_max_threads()}, p->weights.get_desc());
     const dnnl::engine& engine = impl_->engine;
     memory src(memory::desc({n, k}, Dt::f32, Tag::ab), engine, x.materialize());
     memory dst(memory::desc({n, m}, Dt::f32, Tag::ab), engine, out.materialize());
