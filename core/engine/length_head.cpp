@@ -1,10 +1,12 @@
 #include "core/engine/length_head.h"
 
+#include <xxhash.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 
@@ -30,12 +32,18 @@ double LengthHead::tokens_of(double log_length, int32_t max_tokens) {
   return std::clamp(std::expm1(log_length), 1.0, most);
 }
 
+std::string LengthHead::fingerprint(const Tensor& output_projection) {
+  const uint64_t hash = XXH3_64bits(output_projection.materialize(), output_projection.nbytes());
+  char hex[17];
+  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
+  return std::string(to_string(output_projection.dtype())) + " " +
+         to_string(output_projection.shape()) + " xxh3:" + hex;
+}
+
 void LengthHead::write(const std::filesystem::path& path) const {
-  const nlohmann::json j = {{"format", kFormat},
-                            {"max_tokens_weight", max_tokens_weight},
-                            {"stop_weight", stop_weight},
-                            {"bias", bias},
-                            {"logit_weights", logit_weights}};
+  const nlohmann::json j = {
+      {"format", kFormat},          {"model", model}, {"max_tokens_weight", max_tokens_weight},
+      {"stop_weight", stop_weight}, {"bias", bias},   {"logit_weights", logit_weights}};
   std::ofstream out(path);
   out << j.dump() << "\n";
   if (!out) {
@@ -43,7 +51,8 @@ void LengthHead::write(const std::filesystem::path& path) const {
   }
 }
 
-LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab) {
+LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab,
+                            const std::string& model_fingerprint) {
   std::ifstream in(path);
   if (!in) {
     throw Error(ErrorCategory::kIo, "cannot read " + path.string() + ": " + std::strerror(errno));
@@ -53,6 +62,7 @@ LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab) 
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.at("format") != kFormat)
       throw std::invalid_argument("its format is not " + std::string(kFormat));
+    head.model = j.at("model").get<std::string>();
     head.logit_weights = j.at("logit_weights").get<std::vector<float>>();
     head.max_tokens_weight = j.at("max_tokens_weight").get<double>();
     head.stop_weight = j.at("stop_weight").get<double>();
@@ -66,6 +76,12 @@ LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab) 
                 path.string() + " is a length head for a vocabulary of " +
                     std::to_string(head.logit_weights.size()) + " tokens; this model has " +
                     std::to_string(n_vocab));
+  }
+  if (head.model != model_fingerprint) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                path.string() + " is a length head for another model (output projection " +
+                    head.model + "; this model's is " + model_fingerprint +
+                    "): fit one for this model with `baton length-head`");
   }
   return head;
 }

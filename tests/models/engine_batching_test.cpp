@@ -1,11 +1,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <set>
+#include <string>
 
 #include "baton/error.h"
 #include "baton/llm.h"
 #include "core/engine/length_head.h"
+#include "core/gguf/gguf_file.h"
+#include "core/llm/loaded_model.h"
 #include "tests/models/demo_f32.h"
 #include "tests/models/greedy_params.h"
 #include "tests/temp_file.h"
@@ -155,11 +159,16 @@ TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
   const testing::TempFile file("length_head.json");
   LLMOptions o = options();
   const auto n_vocab = static_cast<size_t>(LLM(o).summary().n_vocab);
+  const auto fingerprint = [](const std::filesystem::path& model) {
+    return LengthHead::fingerprint(output_projection(gguf::GgufFile::open(model)));
+  };
+  const std::string model = fingerprint(o.model);
   o.length_head = file.str();
   GenerationParams params = greedy(20);
   params.ignore_eos = true;
   const auto served = [&](double bias, int32_t hint) {
-    LengthHead{.logit_weights = std::vector<float>(n_vocab), .bias = bias}.write(file.path());
+    LengthHead{.logit_weights = std::vector<float>(n_vocab), .model = model, .bias = bias}.write(
+        file.path());
     LLM llm(o);
     GenerationParams p = params;
     p.expected_tokens = hint;
@@ -176,12 +185,23 @@ TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
   EXPECT_EQ(hinted.length_head_predictions, 0);
   EXPECT_DOUBLE_EQ(hinted.length_prediction_error, 0.0);
 
-  LengthHead{.logit_weights = std::vector<float>(7)}.write(file.path());
+  LengthHead{.logit_weights = std::vector<float>(7), .model = model}.write(file.path());
   try {
     LLM wrong_vocabulary(o);
     FAIL() << "a head for another vocabulary was taken";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("vocabulary of 7 tokens"), std::string::npos) << e.what();
+  }
+  // The same vocabulary, another model: the f16 demo model's head on its f32 copy.
+  LengthHead{.logit_weights = std::vector<float>(n_vocab),
+             .model = fingerprint(testing::demo_model())}
+      .write(file.path());
+  try {
+    LLM another_model(o);
+    FAIL() << "a head for another model was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a length head for another model"), std::string::npos)
+        << e.what();
   }
 }
 
