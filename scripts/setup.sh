@@ -11,7 +11,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   nlohmann-json3-dev libpcre2-dev libicu-dev libcli11-dev libdnnl-dev ocl-icd-opencl-dev
   libeigen3-dev
-  libcpp-httplib-dev libsentencepiece-dev libopenmpi-dev openmpi-bin libxxhash-dev
+  libcpp-httplib-dev libsentencepiece-dev libopenmpi-dev openmpi-bin
   python3-dev python3-venv pybind11-dev
 )
 # What the full build and its test suite add: GoogleTest, hipcc for the ROCm plugin, qemu for

@@ -6,6 +6,7 @@
 #include <span>
 
 #include "baton/error.h"
+#include "core/llm/handshake.h"
 #include "core/llm/loaded_model.h"
 #include "tools/commands.h"
 #include "tools/length_head/length_head_eval.h"
@@ -66,7 +67,8 @@ Action add_length_head_command(CLI::App& app) {
     const LengthHeadReport r = evaluate_length_head(log, hidden, f->head);
     std::optional<double> gap;
     if (!f->output.empty()) {
-      const LengthHead head = head_over_logits(r.fitted, output_projection(loaded.file));
+      LengthHead head = head_over_logits(r.fitted, output_projection(loaded.file));
+      head.model = model_hash(loaded.file);
       // Checked on real logits before it is written: what the server will compute.
       constexpr size_t kChecked = 16;
       gap = logit_form_gap(

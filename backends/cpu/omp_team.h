@@ -7,11 +7,11 @@
 namespace baton::cpu {
 
 // The threads a parallel region that asks for `requested` gets here: OMP_THREAD_LIMIT caps the
-// team, and a region inside an active one (nesting off) runs alone. oneDNN's OpenMP build plans
-// a primitive's work for omp_get_max_threads(), which counts neither, and a team smaller than
-// the plan leaves part of the output unwritten.
+// team, and inside another parallel region oneDNN runs its regions on one thread (whatever the
+// nesting setting). oneDNN's OpenMP build plans a primitive's work for omp_get_max_threads(),
+// which counts neither, and a team smaller than the plan leaves part of the output unwritten.
 inline int omp_team_threads(int requested) {
-  if (omp_get_active_level() >= omp_get_max_active_levels()) return 1;
+  if (omp_in_parallel()) return 1;
   return std::clamp(requested, 1, omp_get_thread_limit());
 }
 

@@ -1,6 +1,5 @@
 #include "core/engine/length_head.h"
 
-#include <xxhash.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <string>
 
 #include "baton/error.h"
 
@@ -16,6 +16,12 @@ namespace baton {
 namespace {
 
 constexpr const char* kFormat = "baton-length-head";
+
+std::string hex(uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof(text), "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
 
 }  // namespace
 
@@ -32,18 +38,10 @@ double LengthHead::tokens_of(double log_length, int32_t max_tokens) {
   return std::clamp(std::expm1(log_length), 1.0, most);
 }
 
-std::string LengthHead::fingerprint(const Tensor& output_projection) {
-  const uint64_t hash = XXH3_64bits(output_projection.materialize(), output_projection.nbytes());
-  char hex[17];
-  std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(hash));
-  return std::string(to_string(output_projection.dtype())) + " " +
-         to_string(output_projection.shape()) + " xxh3:" + hex;
-}
-
 void LengthHead::write(const std::filesystem::path& path) const {
   const nlohmann::json j = {
-      {"format", kFormat},          {"model", model}, {"max_tokens_weight", max_tokens_weight},
-      {"stop_weight", stop_weight}, {"bias", bias},   {"logit_weights", logit_weights}};
+      {"format", kFormat},          {"model", hex(model)}, {"max_tokens_weight", max_tokens_weight},
+      {"stop_weight", stop_weight}, {"bias", bias},        {"logit_weights", logit_weights}};
   std::ofstream out(path);
   out << j.dump() << "\n";
   if (!out) {
@@ -51,25 +49,31 @@ void LengthHead::write(const std::filesystem::path& path) const {
   }
 }
 
-LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab,
-                            const std::string& model_fingerprint) {
+LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab, uint64_t model) {
   std::ifstream in(path);
   if (!in) {
     throw Error(ErrorCategory::kIo, "cannot read " + path.string() + ": " + std::strerror(errno));
   }
   LengthHead head;
+  bool names_its_model = false;
   try {
     const nlohmann::json j = nlohmann::json::parse(in);
     if (j.at("format") != kFormat)
       throw std::invalid_argument("its format is not " + std::string(kFormat));
-    head.model = j.at("model").get<std::string>();
     head.logit_weights = j.at("logit_weights").get<std::vector<float>>();
     head.max_tokens_weight = j.at("max_tokens_weight").get<double>();
     head.stop_weight = j.at("stop_weight").get<double>();
     head.bias = j.at("bias").get<double>();
+    names_its_model = j.contains("model");
+    if (names_its_model) head.model = std::stoull(j.at("model").get<std::string>(), nullptr, 16);
   } catch (const std::exception& e) {
     throw Error(ErrorCategory::kInvalidArgument,
                 path.string() + " is not a length head (`baton length-head -o`): " + e.what());
+  }
+  if (!names_its_model) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                path.string() + " is a length head from before heads named their model: fit it " +
+                    "again with `baton length-head -o`");
   }
   if (static_cast<int64_t>(head.logit_weights.size()) != n_vocab) {
     throw Error(ErrorCategory::kInvalidArgument,
@@ -77,11 +81,11 @@ LengthHead LengthHead::read(const std::filesystem::path& path, int64_t n_vocab,
                     std::to_string(head.logit_weights.size()) + " tokens; this model has " +
                     std::to_string(n_vocab));
   }
-  if (head.model != model_fingerprint) {
+  if (head.model != model) {
     throw Error(ErrorCategory::kInvalidArgument,
-                path.string() + " is a length head for another model (output projection " +
-                    head.model + "; this model's is " + model_fingerprint +
-                    "): fit one for this model with `baton length-head`");
+                path.string() + " is a length head for another model file (hash " +
+                    hex(head.model) + "; this one's is " + hex(model) +
+                    "): fit one for this model with `baton length-head -o`");
   }
   return head;
 }

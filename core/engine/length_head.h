@@ -10,19 +10,17 @@
 #include <cstdint>
 #include <filesystem>
 #include <span>
-#include <string>
 #include <vector>
 
 #include "core/engine/length_predictor.h"
-#include "core/tensor.h"
 
 namespace baton {
 
 struct LengthHead {
   std::vector<float> logit_weights;  // one per vocabulary entry
-  // The model it was fitted for: fingerprint() of that model's output projection, which the
-  // weights over the logits were rewritten through (another model's logits give another sum).
-  std::string model;
+  // The model file it was fitted for (model_hash in core/llm/handshake.h): its weights over the
+  // logits stand for a fit on that model's hidden states, through that model's projection.
+  uint64_t model = 0;
   // log1p(tokens) ≈ logit_weights · logits + max_tokens_weight · log2(max_tokens) +
   // stop_weight · has_stop + bias
   double max_tokens_weight = 0, stop_weight = 0, bias = 0;
@@ -34,15 +32,11 @@ struct LengthHead {
   // sum that is not a number.
   static double tokens_of(double log_length, int32_t max_tokens);
 
-  // The output projection's type, shape and XXH3 hash of its bytes.
-  static std::string fingerprint(const Tensor& output_projection);
-
   void write(const std::filesystem::path& path) const;
   // Throws Error(kInvalidArgument) naming the problem when the file is not a head, or not one
-  // for the model whose output projection has `model_fingerprint`; Error(kIo) when it cannot be
-  // read.
-  static LengthHead read(const std::filesystem::path& path, int64_t n_vocab,
-                         const std::string& model_fingerprint);
+  // for the model file of hash `model` with a vocabulary of n_vocab; Error(kIo) when it cannot
+  // be read.
+  static LengthHead read(const std::filesystem::path& path, int64_t n_vocab, uint64_t model);
 };
 
 }  // namespace baton

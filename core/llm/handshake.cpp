@@ -20,8 +20,14 @@ uint64_t hash_text(std::string_view text) {
   return fnv1a(std::as_bytes(std::span<const char>(text.data(), text.size())));
 }
 
-// The header (metadata and tensor table) and the first and last bytes of every tensor: files
-// of the same shapes with other weights differ there, and no rank reads gigabytes to tell.
+uint64_t hash_layers(const std::vector<int32_t>& layers) {
+  std::string text;
+  for (int32_t n : layers) text += std::to_string(n) + ",";
+  return hash_text(text);
+}
+
+}  // namespace
+
 uint64_t model_hash(const gguf::GgufFile& file) {
   std::ifstream in(file.path(), std::ios::binary);
   std::vector<char> header(file.data_offset());
@@ -37,14 +43,6 @@ uint64_t model_hash(const gguf::GgufFile& file) {
   }
   return hash;
 }
-
-uint64_t hash_layers(const std::vector<int32_t>& layers) {
-  std::string text;
-  for (int32_t n : layers) text += std::to_string(n) + ",";
-  return hash_text(text);
-}
-
-}  // namespace
 
 std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFile& file) {
   const ModelConfig c = read_model_config(file);

@@ -16,6 +16,11 @@ struct Agreed {
   uint64_t value;
 };
 
+// A hash of a model file: its header (metadata and tensor table) and the first and last bytes
+// of every tensor. Files of the same shapes with other weights differ there, and it reads no
+// more than that.
+uint64_t model_hash(const gguf::GgufFile& file);
+
 // What this rank will run: a hash of the model file (its metadata, tensor table and a sample
 // of every tensor's bytes), the model's shapes, and every option that shapes a step.
 std::vector<Agreed> start_up_fingerprint(const LLMOptions& options, const gguf::GgufFile& file);

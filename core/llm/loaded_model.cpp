@@ -6,6 +6,7 @@
 #include "baton/error.h"
 #include "core/backend_registry.h"
 #include "core/kv_cache/paged_kv_cache.h"
+#include "core/llm/handshake.h"
 #include "models/lora/lora_slots.h"
 
 namespace baton {
@@ -73,8 +74,8 @@ LoadedModel::LoadedModel(const LLMOptions& options)
                   "--length-head: this model soft-caps its logits, so they are not the linear "
                   "image of its hidden state that a length head reads");
     }
-    config.length_head = std::make_shared<const LengthHead>(LengthHead::read(
-        options.length_head, c.n_vocab, LengthHead::fingerprint(output_projection(file))));
+    config.length_head = std::make_shared<const LengthHead>(
+        LengthHead::read(options.length_head, c.n_vocab, model_hash(file)));
   }
   if (options.parallel.pp_micro_batches < 0) {
     throw Error(ErrorCategory::kInvalidArgument, "--pp-micro-batches must not be negative");
@@ -166,10 +167,6 @@ void FinishCounts::count(const GenerationOutput& output) {
       ++aborted;
       return;
   }
-}
-
-Tensor output_projection(const gguf::GgufFile& file) {
-  return file.tensor(file.find_tensor("output.weight") ? "output.weight" : "token_embd.weight");
 }
 
 EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {

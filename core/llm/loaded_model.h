@@ -39,9 +39,6 @@ struct LoadedModel {
   EngineConfig engine_config;
 };
 
-// The model file's output projection: output.weight, or token_embd.weight when they are tied.
-Tensor output_projection(const gguf::GgufFile& file);
-
 // Finished requests by reason, counted where completions are assembled (stop strings end
 // requests outside the engine).
 struct FinishCounts {

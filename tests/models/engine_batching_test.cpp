@@ -3,13 +3,12 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
-#include <string>
 
 #include "baton/error.h"
 #include "baton/llm.h"
 #include "core/engine/length_head.h"
 #include "core/gguf/gguf_file.h"
-#include "core/llm/loaded_model.h"
+#include "core/llm/handshake.h"
 #include "tests/models/demo_f32.h"
 #include "tests/models/greedy_params.h"
 #include "tests/temp_file.h"
@@ -159,10 +158,10 @@ TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
   const testing::TempFile file("length_head.json");
   LLMOptions o = options();
   const auto n_vocab = static_cast<size_t>(LLM(o).summary().n_vocab);
-  const auto fingerprint = [](const std::filesystem::path& model) {
-    return LengthHead::fingerprint(output_projection(gguf::GgufFile::open(model)));
+  const auto hash_of = [](const std::filesystem::path& model) {
+    return model_hash(gguf::GgufFile::open(model));
   };
-  const std::string model = fingerprint(o.model);
+  const uint64_t model = hash_of(o.model);
   o.length_head = file.str();
   GenerationParams params = greedy(20);
   params.ignore_eos = true;
@@ -193,14 +192,14 @@ TEST_F(EngineBatching, ALengthHeadPredictsAgainOnceThePromptIsComputed) {
     EXPECT_NE(std::string(e.what()).find("vocabulary of 7 tokens"), std::string::npos) << e.what();
   }
   // The same vocabulary, another model: the f16 demo model's head on its f32 copy.
-  LengthHead{.logit_weights = std::vector<float>(n_vocab),
-             .model = fingerprint(testing::demo_model())}
+  LengthHead{.logit_weights = std::vector<float>(n_vocab), .model = hash_of(testing::demo_model())}
       .write(file.path());
   try {
     LLM another_model(o);
     FAIL() << "a head for another model was taken";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("is a length head for another model"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("is a length head for another model file"),
+              std::string::npos)
         << e.what();
   }
 }

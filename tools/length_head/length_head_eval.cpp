@@ -146,7 +146,6 @@ LengthHead head_over_logits(const HiddenLengthHead& head, const Tensor& output) 
     u[static_cast<size_t>(v)] = static_cast<float>(wm.row(v).cast<double>().dot(z.transpose()));
   }
   return {.logit_weights = std::move(u),
-          .model = LengthHead::fingerprint(output),
           .max_tokens_weight = head.max_tokens_weight,
           .stop_weight = head.stop_weight,
           .bias = head.bias};
@@ -165,6 +164,10 @@ double logit_form_gap(const LengthHead& over_logits, const HiddenLengthHead& fit
     gap = std::max(gap, std::abs(std::log1p(served) - std::log1p(expected)));
   }
   return gap;
+}
+
+Tensor output_projection(const gguf::GgufFile& file) {
+  return file.tensor(file.find_tensor("output.weight") ? "output.weight" : "token_embd.weight");
 }
 
 namespace {

@@ -77,6 +77,9 @@ double logit_form_gap(const LengthHead& over_logits, const HiddenLengthHead& fit
                       std::span<const LengthRecord> log, const HiddenState& hidden,
                       const LogitsAfter& logits);
 
+// The model file's output projection: output.weight, or token_embd.weight when they are tied.
+Tensor output_projection(const gguf::GgufFile& file);
+
 // The final-normed hidden state of the prompt's last token (what the vocabulary projection
 // reads to pick the first output token), the prompt prefilled alone from position 0 in a cache
 // of `context` tokens. `model` is a whole model in this process.

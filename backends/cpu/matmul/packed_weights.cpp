@@ -27,18 +27,25 @@ using Dt = memory::data_type;
 using Tag = memory::format_tag;
 
 // oneDNN's OpenMP build sizes its parallel regions, when it plans a primitive and when it runs
-// one, by omp_get_max_threads() of the calling thread: set to the team the region will get.
+// one, by omp_get_max_threads() of the calling thread: set to the team the region will get, with
+// dynamic teams off (OMP_DYNAMIC could grant fewer threads than the plan's).
 class OmpThreads {
  public:
-  explicit OmpThreads(int threads) : previous_(omp_get_max_threads()) {
+  explicit OmpThreads(int threads)
+      : previous_(omp_get_max_threads()), previous_dynamic_(omp_get_dynamic()) {
+    omp_set_dynamic(0);
     omp_set_num_threads(omp_team_threads(threads));
   }
-  ~OmpThreads() { omp_set_num_threads(previous_); }
+  ~OmpThreads() {
+    omp_set_num_threads(previous_);
+    omp_set_dynamic(previous_dynamic_);
+  }
   OmpThreads(const OmpThreads&) = delete;
   OmpThreads& operator=(const OmpThreads&) = delete;
 
  private:
   int previous_;
+  int previous_dynamic_;
 };
 
 // Rows of x the packed layout is planned for. oneDNN's brgemm matmul picks the same weight
