@@ -160,11 +160,10 @@ TEST_P(PrepackedGemm, MatchesReferenceWithinItsPrecision) {
   }
 }
 
-// oneDNN plans its work for the threads OpenMP says it may have; a team that turns out smaller
-// (a region inside another one here, OMP_THREAD_LIMIT in the ctest run of this suite that sets
-// it) must still compute every output.
-// The backend is made outside the region and has run the matmul there first, so that its
-// thread count and oneDNN's plan for that count are the ones inside.
+// A team smaller than the threads the backend was made with must still compute every output:
+// here a region inside another one (the backend made, and its GEMM run and planned, outside it);
+// OMP_THREAD_LIMIT in the ctest entry cpu_float_matmul_under_omp_thread_limit, the case that
+// once left outputs unwritten.
 TEST_P(PrepackedGemm, MatchesReferenceInsideAnotherParallelRegion) {
   const Tensor x = random_f32({64, 100}, 11), w = random_weight(GetParam(), {96, 100}, 12);
   const double bound = packed_gemm_bound(w);
