@@ -31,7 +31,8 @@ namespace {
 
 constexpr int kGroups = 4;          // column groups of 8 weight rows per panel
 constexpr int kGroupRows = 8;       // weight rows per ymm
-constexpr int kTileRows = 4;        // rows of x per prefill tile, one column group wide
+constexpr int kTileRows = 8;        // rows of x per prefill tile, one column group wide
+constexpr int kHalfTileRows = 4;    // the tile for 4 to 7 rows left over
 constexpr int kPrefetchBlocks = 4;  // panel blocks prefetched ahead by a panel's first tile
 
 inline __m256i broadcast_four(const int8_t* p) {
@@ -60,14 +61,14 @@ template <bool kNibbles, int kRows>
   if constexpr (kNibbles) {
     const __m256i nibble = _mm256_set1_epi8(0x0f);
     __m256i pairs[kRows];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) pairs[r] = _mm256_setzero_si256();
 #pragma GCC unroll 4
     for (int t = 0; t < 4; ++t) {
       const __m256i q = _mm256_load_si256(group_quants(block, t, g));
       const __m256i lo = _mm256_and_si256(q, nibble);
       const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), nibble);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         pairs[r] =
             _mm256_add_epi16(pairs[r], _mm256_maddubs_epi16(lo, broadcast_four(xq[r] + 4 * t)));
@@ -76,17 +77,17 @@ template <bool kNibbles, int kRows>
         keep_in_order(pairs[r]);
       }
     }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) sums[r] = _mm256_madd_epi16(pairs[r], ones);
   } else {
     const __m256i bias = _mm256_set1_epi8(static_cast<char>(0x80));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) sums[r] = _mm256_setzero_si256();
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
       const __m256i w = _mm256_xor_si256(_mm256_load_si256(group_quants(block, t, g)), bias);
       const __m256i magnitude = _mm256_abs_epi8(w);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         const __m256i xs = _mm256_sign_epi8(broadcast_four(xq[r] + 4 * t), w);
         sums[r] =
@@ -98,7 +99,9 @@ template <bool kNibbles, int kRows>
 }
 
 // kRows rows of x from r0 by kCols column groups from g0, over every block of one panel. Every
-// loop over rows and groups is unrolled, so the accumulators live in registers.
+// loop over rows and groups is unrolled, so a block's int16 and int32 sums live in registers; an
+// 8-row tile leaves some float accumulators on the stack, which costs a load and a store per
+// block against 64 maddubs.
 template <bool kNibbles, int kRows, int kCols>
 void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int g0, bool prefetch,
                 float* out, int64_t m, int64_t j0, int cols) {
@@ -106,14 +109,14 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
   const int8_t* qs[kRows];
   const float* dx[kRows];
   const int32_t* corr[kRows];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
     qs[r] = x.qs_row(r0 + r);
     dx[r] = x.d_row(r0 + r);
     corr[r] = x.corr_row(r0 + r);
   }
   __m256 acc[kRows][kCols];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) acc[r][c] = _mm256_setzero_ps();
@@ -126,7 +129,7 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
       for (size_t line = 0; line < kBlockBytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
     }
     const int8_t* xq[kRows];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) xq[r] = qs[r] + b * kQuantBlock;
 #pragma GCC unroll 4
     for (int c = 0; c < kCols; ++c) {
@@ -135,7 +138,7 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
       block_dots<kNibbles, kRows>(block, xq, g, dots);
       const __m256 dw =
           _mm256_cvtph_ps(_mm_load_si128(reinterpret_cast<const __m128i*>(block) + g));
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < kRows; ++r) {
         // Q4_0's codes are w + 8: corr = -8 * sum(x quants) takes the offset back out.
         if constexpr (kNibbles) dots[r] = _mm256_add_epi32(dots[r], _mm256_set1_epi32(corr[r][b]));
@@ -144,7 +147,7 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
       }
     }
   }
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < kRows; ++r) {
     float* o = out + (r0 + r) * m + j0;
 #pragma GCC unroll 4
@@ -160,33 +163,40 @@ void panel_tile(const std::byte* panel, const QuantizedRows& x, int64_t r0, int 
   }
 }
 
-// One panel against every row of x: tiles of kTileRows rows by one column group, so each tile
-// keeps its x rows in L1 across the panel's groups and the panel in L2 across tiles. One row
-// left over (decode) takes all four groups per tile, sharing each x load; two or three take one.
+// kRows rows of x from r0 by each column group in turn, so the rows stay in L1 across the
+// panel's groups.
+template <bool kNibbles, int kRows>
+void group_tiles(const std::byte* panel, const QuantizedRows& x, int64_t r0, bool prefetch,
+                 float* out, int64_t m, int64_t j0, int cols) {
+  const int groups = (cols + kGroupRows - 1) / kGroupRows;
+  for (int g = 0; g < groups; ++g) {
+    panel_tile<kNibbles, kRows, 1>(panel, x, r0, g, prefetch && g == 0, out, m, j0, cols);
+  }
+}
+
+// One panel against every row of x, in tiles of kTileRows rows by one column group: each weight
+// vector is unpacked once for eight rows, and the panel stays in L2 across tiles. Four to seven
+// rows left over take one tile of four. One row left over (decode) takes all four groups per
+// tile, sharing each x load; two or three take one.
 template <bool kNibbles>
 void panel_rows(const std::byte* panel, const QuantizedRows& x, float* out, int64_t m, int64_t j0,
                 int cols) {
-  const int groups = (cols + kGroupRows - 1) / kGroupRows;
   int64_t r0 = 0;
   for (; r0 + kTileRows <= x.n; r0 += kTileRows) {
-    for (int g = 0; g < groups; ++g) {
-      panel_tile<kNibbles, kTileRows, 1>(panel, x, r0, g, r0 == 0 && g == 0, out, m, j0, cols);
-    }
+    group_tiles<kNibbles, kTileRows>(panel, x, r0, r0 == 0, out, m, j0, cols);
+  }
+  if (x.n - r0 >= kHalfTileRows) {
+    group_tiles<kNibbles, kHalfTileRows>(panel, x, r0, r0 == 0, out, m, j0, cols);
+    r0 += kHalfTileRows;
   }
   const bool prefetch = r0 == 0;
   switch (x.n - r0) {
     case 1:
       return panel_tile<kNibbles, 1, kGroups>(panel, x, r0, 0, prefetch, out, m, j0, cols);
     case 2:
-      for (int g = 0; g < groups; ++g) {
-        panel_tile<kNibbles, 2, 1>(panel, x, r0, g, prefetch && g == 0, out, m, j0, cols);
-      }
-      return;
+      return group_tiles<kNibbles, 2>(panel, x, r0, prefetch, out, m, j0, cols);
     case 3:
-      for (int g = 0; g < groups; ++g) {
-        panel_tile<kNibbles, 3, 1>(panel, x, r0, g, prefetch && g == 0, out, m, j0, cols);
-      }
-      return;
+      return group_tiles<kNibbles, 3>(panel, x, r0, prefetch, out, m, j0, cols);
   }
 }
 

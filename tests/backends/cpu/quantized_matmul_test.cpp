@@ -105,14 +105,14 @@ TEST_P(QuantizedMatMul, MatchesReferenceWithinActivationQuantizationError) {
 }
 
 // With prepacking (the default), AVX-512 and AVX2 run a panel kernel on a repacked copy, with the
-// same bounds: n covers every row count of a tile and its tails, m = 33, 50 and 100 partial last
-// panels (1, 18 and 4 columns).
+// same bounds: n covers every row count of AVX2's tiles of 8 and 4 rows and their tails, m = 33,
+// 50 and 100 partial last panels (1, 18 and 4 columns).
 TEST_P(QuantizedMatMul, PrepackedWeightsMatchReferenceWithinActivationQuantizationError) {
   const auto [isa, dtype] = GetParam();
   cpu::ScopedIsaOverride pin(isa);
   uint32_t seed = 100;
   for (int64_t k : {32, 96, 2048}) {
-    for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 13}) {
+    for (int64_t n : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 15, 16, 21}) {
       for (int64_t m : {7, 33, 50, 100}) {
         std::ostringstream where;
         where << "n=" << n << " k=" << k << " m=" << m;
@@ -197,7 +197,7 @@ TEST_P(QuantizedMatMul, ExtremeQuantsDoNotSaturate) {
   const auto [isa, dtype] = GetParam();
   cpu::ScopedIsaOverride pin(isa);
   const int64_t k = 256, m = 40;
-  for (int64_t n : {1, 2, 3, 5}) {
+  for (int64_t n : {1, 2, 3, 5, 8, 12}) {
     SCOPED_TRACE("n=" + std::to_string(n));
     Tensor x = Tensor::host(DType::kF32, {n, k});
     for (int64_t i = 0; i < n * k; ++i) x.data<float>()[i] = (i / 2) % 3 == 0 ? -2.0f : 2.0f;
