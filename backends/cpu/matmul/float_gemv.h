@@ -17,6 +17,8 @@
 // accumulators, then one reduce_add), so its value depends neither on n nor on the thread that
 // computed it: 1 and N threads agree bit for bit.
 
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -24,6 +26,7 @@
 #include <cstring>
 #include <utility>
 
+#include "backends/cpu/stealing_split.h"
 #include "core/tensor.h"
 
 namespace baton::cpu {
@@ -145,14 +148,17 @@ struct FloatGemv {
     const float* xp = x.data<const float>();
     float* op = out.data<float>();
     const bool stream = n < kBlockedMinRows;
-    const int64_t chunks = (m + kChunkRows - 1) / kChunkRows;
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
-      const int64_t first = c * kChunkRows, last = std::min(m, first + kChunkRows);
-      if (stream) {
-        chunk<1, kStreamXRows>(wp, stride, first, last, xp, n, k, op, m);
-      } else {
-        chunk<kWRows, kXRows>(wp, stride, first, last, xp, n, k, op, m);
+    StealingSplit split((m + kChunkRows - 1) / kChunkRows, threads);
+#pragma omp parallel num_threads(threads)
+    {
+      const int thread = omp_get_thread_num();
+      for (int64_t c; (c = split.next(thread)) >= 0;) {
+        const int64_t first = c * kChunkRows, last = std::min(m, first + kChunkRows);
+        if (stream) {
+          chunk<1, kStreamXRows>(wp, stride, first, last, xp, n, k, op, m);
+        } else {
+          chunk<kWRows, kXRows>(wp, stride, first, last, xp, n, k, op, m);
+        }
       }
     }
   }

@@ -4,11 +4,14 @@
 // As in matmul_quantized.cpp, each kernel computes an output with the same instruction sequence
 // wherever its range starts, so 1 and N threads agree bit for bit.
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/kquant.h"
 #include "backends/cpu/matmul/matmul.h"
+#include "backends/cpu/stealing_split.h"
 
 namespace baton::cpu {
 namespace {
@@ -65,7 +68,7 @@ void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const T
   const std::byte* wp = w.materialize();
   const size_t w_stride = w.row_bytes();
   float* op = out.data<float>();
-  const int64_t chunks = (m + kernels.chunk - 1) / kernels.chunk;
+  StealingSplit split((m + kernels.chunk - 1) / kernels.chunk, ctx.threads);
 #pragma omp parallel num_threads(ctx.threads)
   {
 #pragma omp for
@@ -75,9 +78,8 @@ void matmul_kquant(const Context& ctx, const Tensor& x, const Tensor& w, const T
                            xq.q.corr.get() + r * xq.q.blocks);
       group_sums(xq, r);
     }
-    // Static: each thread streams one contiguous run of weight rows (see matmul_quantized.cpp).
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
+    const int thread = omp_get_thread_num();
+    for (int64_t c; (c = split.next(thread)) >= 0;) {
       const int64_t first = c * kernels.chunk, last = std::min(m, first + kernels.chunk);
       kernels.kernel(w.dtype(), wp, w_stride, first, last, xq, op, m);
     }

@@ -5,12 +5,15 @@
 // Which thread computes a column never changes its value: each kernel computes an output with
 // the same instruction sequence wherever its range starts, so 1 and N threads agree bit for bit.
 
+#include <omp.h>
+
 #include <algorithm>
 
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul.h"
 #include "backends/cpu/matmul/panel_weights.h"
 #include "backends/cpu/matmul/quantized.h"
+#include "backends/cpu/stealing_split.h"
 
 namespace baton::cpu {
 namespace {
@@ -46,7 +49,7 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
   const size_t w_stride = w.row_bytes();
   float* op = out.data<float>();
   const int64_t chunk = panels ? kPanelRows : kernels.chunk;
-  const int64_t chunks = (m + chunk - 1) / chunk;
+  StealingSplit split((m + chunk - 1) / chunk, ctx.threads);
 #pragma omp parallel num_threads(ctx.threads)
   {
 #pragma omp for
@@ -54,10 +57,8 @@ void matmul_quantized(const Context& ctx, const Tensor& x, const Tensor& w, cons
       kernels.quantize_row(xp + r * k, k, offset, xq.qs.get() + r * k, xq.d.get() + r * xq.blocks,
                            xq.corr.get() + r * xq.blocks);
     }
-    // Static: each thread streams one contiguous run of weight rows, which the hardware
-    // prefetchers follow; dynamic hand-out of small chunks measured about half the tok/s.
-#pragma omp for schedule(static)
-    for (int64_t c = 0; c < chunks; ++c) {
+    const int thread = omp_get_thread_num();
+    for (int64_t c; (c = split.next(thread)) >= 0;) {
       if (panels) {
         panel_matmul(w.dtype(), panels, c, c + 1, xq, op, m);
         continue;
