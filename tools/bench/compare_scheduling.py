@@ -19,9 +19,14 @@ and a context of --ctx tokens (the demo model was trained on 256, too few for th
 past that its text degrades, which does not change the timing).
 The predictor starts empty in each server and learns from the run's own finished requests.
 
+With --length-head, a fourth run serves sjf with a hidden-state head (docs/scheduling.md): a
+server first takes every request of a second workload of the same mix (another seed) at once,
+logging their lengths (--length-log); `baton length-head` fits the head on that log; sjf then
+serves the measured workload with the head, at the same arrival rate.
+
 Usage: compare_scheduling.py [--baton build/bin/baton] [-t 2] [--requests 200] [--max-seqs 8]
-           [--ctx 512] [--load 0.9] [--small-kv 4.0] [--policies-only] [--seed 1]
-           [--work-dir /tmp/baton-sched-bench] model.gguf
+           [--ctx 512] [--load 0.9] [--small-kv 4.0] [--policies-only] [--length-head]
+           [--seed 1] [--work-dir /tmp/baton-sched-bench] model.gguf
 """
 import argparse
 import json
@@ -80,6 +85,22 @@ def measure(args, dataset, flags, rate=None):
         process.wait(timeout=120)
 
 
+def fit_length_head(args):
+    """Logs a second workload's lengths and fits a head on them; returns the head's path and
+    `baton length-head --json`'s report."""
+    train = os.path.join(args.work_dir, "train.jsonl")
+    write_dataset(train, args.requests, random.Random(args.seed + 1000))
+    log = os.path.join(args.work_dir, "lengths.jsonl")
+    if os.path.exists(log):
+        os.remove(log)
+    measure(args, train, ["--scheduling-policy", "fcfs", "--length-log", log])
+    head = os.path.join(args.work_dir, "head.json")
+    fitted = subprocess.run([args.baton, "length-head", "-m", args.model, "--log", log, "-o",
+                             head, "-c", str(args.ctx), "-t", str(args.t), "--json"],
+                            check=True, capture_output=True, text=True)
+    return head, json.loads(fitted.stdout)
+
+
 def row(name, r, base=None):
     cells = [name, "%.2f" % r["requests_per_s"], "%.1f" % r["output_tokens_per_s"],
              "%.0f" % r["e2e_ms"]["mean"], "%.0f" % r["e2e_ms"]["p99"],
@@ -104,6 +125,8 @@ def main():
     parser.add_argument("--small-kv", type=float, default=4.0)
     parser.add_argument("--policies-only", action="store_true",
                         help="skip step 3 (the preemption runs under a small KV pool)")
+    parser.add_argument("--length-head", action="store_true",
+                        help="also serve sjf with a hidden-state head fitted on another seed's log")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", default="/tmp/baton-sched-bench")
     parser.add_argument("model")
@@ -116,6 +139,10 @@ def main():
     rate = args.load * capacity["requests_per_s"]
     fcfs = measure(args, dataset, ["--scheduling-policy", "fcfs"], rate)
     sjf = measure(args, dataset, ["--scheduling-policy", "sjf"], rate)
+    if args.length_head:
+        head, fitted = fit_length_head(args)
+        sjf_head = measure(args, dataset, ["--scheduling-policy", "sjf", "--length-head", head],
+                           rate)
     if not args.policies_only:
         small = ["--kv-cache-size", str(args.small_kv), "--scheduling-policy", "fcfs"]
         no_reserve = measure(args, dataset, small + ["--kv-reservation", "none"], rate)
@@ -125,10 +152,18 @@ def main():
               "recomputed tokens | tok/s ratio | mean ratio | p99 ratio |")
     print("capacity (all at once): %.2f req/s; Poisson arrivals at %.2f req/s (%.0f%%)\n"
           % (capacity["requests_per_s"], rate, 100 * args.load))
+    if args.length_head:
+        print("length head: %d requests learned from, %d held out; held out MAE / tau: online "
+              "%.1f / %.2f, head %.1f / %.2f\n"
+              % (fitted["trained"], fitted["held_out"], fitted["online"]["mean_absolute_error"],
+                 fitted["online"]["kendall_tau"], fitted["head"]["mean_absolute_error"],
+                 fitted["head"]["kendall_tau"]))
     print(header)
     print("|" + " --- |" * 10)
     print(row("fcfs", fcfs))
     print(row("sjf", sjf, fcfs))
+    if args.length_head:
+        print(row("sjf, length head", sjf_head, fcfs))
     if not args.policies_only:
         print(row("kv %.2g MiB, reserve none" % args.small_kv, no_reserve))
         print(row("kv %.2g MiB, reserve predicted" % args.small_kv, reserve, no_reserve))
