@@ -12,7 +12,8 @@ namespace baton::cpu {
 // units one at a time from the back of another thread's run.
 //
 // Why not schedule(static): on a shared or virtual host the threads do not run at one speed, and
-// the fast one waited at the region's barrier for a fifth of a decode step. Why not
+// in a server they share the cores with HTTP and tokenizer threads; with a static split, 17% of
+// a profile of 4-token steps was threads waiting at barriers (docs/performance.md). Why not
 // schedule(dynamic): handing out every unit from one counter broke the threads' streams and
 // measured about half the tokens/s.
 class StealingSplit {

@@ -2,6 +2,7 @@
 // rows of x) and prefill (many rows) shapes whose sizes are not multiples of the kernels' tiles.
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -171,6 +172,39 @@ TEST_P(PanelMatMul, FirstMatmulRepacksTheWeightIntoPanelsOnce) {
   // The in-place kernels sum in another order, so equal bits here would not tell the paths apart.
   const Tensor in_place = run_cpu([&](Graph& g) { return g.matmul(x, w); }, false);
   EXPECT_NE(std::memcmp(direct.materialize(), in_place.materialize(), direct.nbytes()), 0);
+}
+
+// Work is split into one run of weight rows per thread asked for (backends/cpu/stealing_split.h);
+// a team smaller than that, here a lone thread in a region nested inside another, must take the
+// runs nobody owns and give the same bits, on panels and in place.
+TEST_P(QuantizedMatMul, ATeamSmallerThanAskedForComputesEveryOutput) {
+  const auto [isa, dtype] = GetParam();
+  cpu::ScopedIsaOverride pin(isa);
+  const int64_t n = 5, k = 256, m = 200;
+  const Tensor x = random_f32({n, k}, 41), w = random_weight(dtype, {m, k}, 42);
+  for (const bool prepack : {true, false}) {
+    SCOPED_TRACE(prepack ? "panels" : "in place");
+    cpu::PanelWeights panels;
+    cpu::PanelWeights* used = prepack ? &panels : nullptr;
+    Tensor alone = Tensor::host(DType::kF32, {n, m});
+    cpu::matmul(cpu::Context{.threads = 1, .panels = used}, x, w, alone);
+    Tensor nested = Tensor::host(DType::kF32, {n, m});
+    const int levels = omp_get_max_active_levels();
+    omp_set_max_active_levels(1);
+    int team = 0;
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+      {
+        cpu::matmul(cpu::Context{.threads = 4, .panels = used}, x, w, nested);
+#pragma omp parallel num_threads(4)
+        team = omp_get_num_threads();
+      }
+    }
+    omp_set_max_active_levels(levels);
+    ASSERT_EQ(team, 1) << "the nested region was meant to get a single thread";
+    expect_identical(nested, alone);
+  }
 }
 
 // The AVX2 and AVX-512 panel kernels read the same panels and scale each exact int32 block dot

@@ -37,8 +37,16 @@ TEST(StealingSplit, AnIdleThreadStealsFromTheBackOfTheNextRun) {
 }
 
 TEST(StealingSplit, AThreadBeyondTheRunsOnlySteals) {
-  StealingSplit split(4, 2);
-  EXPECT_EQ(drain(split, 5).size(), 4u);
+  StealingSplit split(4, 2);  // runs 0..1 and 2..3; thread 5 starts stealing at run 0
+  EXPECT_EQ(drain(split, 5), (std::vector<int64_t>{1, 0, 3, 2}));
+}
+
+TEST(StealingSplit, FewerUnitsThanThreadsLeavesSomeRunsEmpty) {
+  StealingSplit split(2, 4);  // runs: none, 0, none, 1
+  EXPECT_EQ(split.next(0), 0);
+  EXPECT_EQ(split.next(2), 1);
+  EXPECT_EQ(split.next(1), -1);
+  EXPECT_EQ(split.next(3), -1);
 }
 
 TEST(StealingSplit, NoUnitsGivesNothing) {
@@ -54,8 +62,11 @@ TEST(StealingSplit, RacingThreadsTakeEveryUnitExactlyOnce) {
     constexpr int kUnits = 1000, kRuns = 4, kTeam = 3;
     StealingSplit split(kUnits, kRuns);
     std::vector<int> taken(kUnits, 0);
+    int team = 0;
 #pragma omp parallel num_threads(kTeam)
     {
+#pragma omp single nowait
+      team = omp_get_num_threads();
       const int thread = omp_get_thread_num();
       for (int64_t u; (u = split.next(thread)) >= 0;) {
 #pragma omp atomic
@@ -63,12 +74,17 @@ TEST(StealingSplit, RacingThreadsTakeEveryUnitExactlyOnce) {
         if (thread == 0 && u % 50 == 0) std::this_thread::sleep_for(std::chrono::microseconds(50));
       }
     }
+    ASSERT_EQ(team, kTeam) << "OpenMP gave a smaller team, so nothing raced";
     for (int u = 0; u < kUnits; ++u) ASSERT_EQ(taken[u], 1) << "unit " << u << " trial " << trial;
   }
 }
 
-TEST(StealingSplit, RefusesMoreUnitsThanItCanCount) {
-  EXPECT_THROW(StealingSplit(int64_t{1} << 33, 2), std::invalid_argument);
+TEST(StealingSplit, CountsUpToThirtyTwoBitsOfUnits) {
+  constexpr int64_t kMost = (int64_t{1} << 32) - 1;
+  StealingSplit split(kMost, 1);
+  EXPECT_EQ(split.next(0), 0);
+  EXPECT_THROW(StealingSplit(kMost + 1, 2), std::invalid_argument);
+  EXPECT_THROW(StealingSplit(-1, 2), std::invalid_argument);
 }
 
 }  // namespace
