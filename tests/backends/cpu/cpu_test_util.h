@@ -5,6 +5,7 @@
 // bit for bit; run_cpu checks that before returning.
 
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <functional>
 
@@ -35,6 +36,26 @@ inline Tensor run_cpu(const std::function<Tensor(Graph&)>& build, bool prepack_w
   }
   expect_identical(outputs[0], outputs[1]);
   return outputs[0];
+}
+
+// Runs `body` on a lone thread of a parallel region nested inside another, with nesting off, so
+// that a kernel asking for several threads gets a team of one; returns the nested team's size,
+// which the caller asserts is 1.
+inline int run_in_lone_nested_thread(const std::function<void()>& body) {
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  int team = 0;
+#pragma omp parallel num_threads(2)
+  {
+#pragma omp single
+    {
+      body();
+#pragma omp parallel num_threads(4)
+      team = omp_get_num_threads();
+    }
+  }
+  omp_set_max_active_levels(levels);
+  return team;
 }
 
 }  // namespace baton::testing

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul_float.h"
 #include "backends/cpu/matmul/packed_weights.h"
@@ -113,6 +114,22 @@ TEST_P(FloatGemv, EveryShapeMatchesReferenceAtFp32Accuracy) {
       }
     }
   }
+}
+
+// Work is split into one run of weight rows per thread asked for (backends/cpu/stealing_split.h);
+// a lone nested thread must take the runs nobody owns and give the same bits.
+TEST_P(FloatGemv, ATeamSmallerThanAskedForComputesEveryOutput) {
+  const IsaCase& c = GetParam();
+  const cpu::ScopedIsaOverride isa(c.isa);
+  const int64_t n = 3, k = 100, m = 200;
+  const Tensor x = random_f32({n, k}, 51), w = random_weight(c.dtype, {m, k}, 52);
+  Tensor alone = Tensor::host(DType::kF32, {n, m});
+  cpu::matmul(cpu::Context{.threads = 1}, x, w, alone);
+  Tensor nested = Tensor::host(DType::kF32, {n, m});
+  ASSERT_EQ(testing::run_in_lone_nested_thread(
+                [&] { cpu::matmul(cpu::Context{.threads = 4}, x, w, nested); }),
+            1);
+  expect_identical(nested, alone);
 }
 
 std::vector<IsaCase> isa_cases() {

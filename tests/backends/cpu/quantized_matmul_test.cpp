@@ -2,7 +2,6 @@
 // rows of x) and prefill (many rows) shapes whose sizes are not multiples of the kernels' tiles.
 
 #include <gtest/gtest.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -189,20 +188,9 @@ TEST_P(QuantizedMatMul, ATeamSmallerThanAskedForComputesEveryOutput) {
     Tensor alone = Tensor::host(DType::kF32, {n, m});
     cpu::matmul(cpu::Context{.threads = 1, .panels = used}, x, w, alone);
     Tensor nested = Tensor::host(DType::kF32, {n, m});
-    const int levels = omp_get_max_active_levels();
-    omp_set_max_active_levels(1);
-    int team = 0;
-#pragma omp parallel num_threads(2)
-    {
-#pragma omp single
-      {
-        cpu::matmul(cpu::Context{.threads = 4, .panels = used}, x, w, nested);
-#pragma omp parallel num_threads(4)
-        team = omp_get_num_threads();
-      }
-    }
-    omp_set_max_active_levels(levels);
-    ASSERT_EQ(team, 1) << "the nested region was meant to get a single thread";
+    ASSERT_EQ(testing::run_in_lone_nested_thread(
+                  [&] { cpu::matmul(cpu::Context{.threads = 4, .panels = used}, x, w, nested); }),
+              1);
     expect_identical(nested, alone);
   }
 }
