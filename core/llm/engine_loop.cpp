@@ -1,15 +1,29 @@
 #include "core/llm/engine_loop.h"
 
 #include <exception>
+#include <memory>
 #include <utility>
 
 namespace baton {
 
-EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink)
-    : engine_(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config),
-      sink_(std::move(sink)),
-      stats_(engine_stats(engine_, {})),
-      thread_([this](std::stop_token stop) { run(stop); }) {}
+EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink) : sink_(std::move(sink)) {
+  // Shared with the thread, which may still be inside set_exception when a failed constructor
+  // unwinds.
+  auto built = std::make_shared<std::promise<void>>();
+  std::future<void> ready = built->get_future();
+  thread_ = std::jthread([this, &loaded, built](std::stop_token stop) {
+    try {
+      engine_.emplace(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config);
+      stats_ = engine_stats(*engine_, {});
+    } catch (...) {
+      built->set_exception(std::current_exception());
+      return;
+    }
+    built->set_value();
+    run(stop);
+  });
+  ready.get();
+}
 
 EngineLoop::~EngineLoop() {
   thread_.request_stop();
@@ -66,16 +80,16 @@ void EngineLoop::run(std::stop_token stop) {
     std::deque<Command> commands;
     {
       std::unique_lock lock(mutex_);
-      wake_.wait(lock, stop, [&] { return !commands_.empty() || engine_.has_work(); });
+      wake_.wait(lock, stop, [&] { return !commands_.empty() || engine_->has_work(); });
       if (stop.stop_requested()) return;
       commands.swap(commands_);
     }
     std::vector<SequenceUpdate> updates;
     for (Command& command : commands) execute(command, updates);
-    if (engine_.has_work()) step(updates);
+    if (engine_->has_work()) step(updates);
     {
       std::lock_guard lock(stats_mutex_);
-      stats_ = engine_stats(engine_, {});
+      stats_ = engine_stats(*engine_, {});
     }
     if (!updates.empty()) sink_(std::move(updates));
   }
@@ -87,7 +101,7 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
     case Command::Kind::kAdd:
       try {
         const uint64_t engine_id =
-            engine_.add(std::move(command.prompt), command.params, command.priority);
+            engine_->add(std::move(command.prompt), command.params, command.priority);
         to_engine_[command.id] = engine_id;
         to_caller_[engine_id] = command.id;
       } catch (const std::exception& e) {
@@ -96,12 +110,12 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
       return;
     case Command::Kind::kAbort:
       if (it == to_engine_.end()) return;
-      engine_.abort(it->second);
+      engine_->abort(it->second);
       forget_if_gone(it->second);
       return;
     case Command::Kind::kAbortSample:
       if (it == to_engine_.end()) return;
-      engine_.abort_sample(it->second, command.sample);
+      engine_->abort_sample(it->second, command.sample);
       // Under pipeline micro-batching the abort waits for its step, and may then end the
       // request without an update: checked again after each step.
       sample_aborted_.insert(it->second);
@@ -109,7 +123,7 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
       return;
     case Command::Kind::kTask:
       try {
-        command.task(engine_);
+        command.task(*engine_);
         command.done->set_value();
       } catch (...) {
         command.done->set_exception(std::current_exception());
@@ -121,11 +135,11 @@ void EngineLoop::execute(Command& command, std::vector<SequenceUpdate>& updates)
 void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
   std::vector<SequenceUpdate> stepped;
   try {
-    stepped = engine_.step();
+    stepped = engine_->step();
   } catch (const std::exception& e) {
     // The engine's state after a failed step is unknown: end everything it holds, keep serving.
     for (const auto& [caller_id, engine_id] : to_engine_) {
-      engine_.abort(engine_id);
+      engine_->abort(engine_id);
       updates.push_back(
           {.id = caller_id, .finished = true, .error = e.what(), .engine_failed = true});
     }
@@ -143,12 +157,12 @@ void EngineLoop::step(std::vector<SequenceUpdate>& updates) {
   for (uint64_t engine_id : finished) forget_if_gone(engine_id);
   std::erase_if(sample_aborted_, [&](uint64_t engine_id) {
     forget_if_gone(engine_id);
-    return !engine_.has_request(engine_id);
+    return !engine_->has_request(engine_id);
   });
 }
 
 void EngineLoop::forget_if_gone(uint64_t engine_id) {
-  if (engine_.has_request(engine_id)) return;
+  if (engine_->has_request(engine_id)) return;
   const auto it = to_caller_.find(engine_id);
   if (it == to_caller_.end()) return;
   to_engine_.erase(it->second);

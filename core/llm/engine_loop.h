@@ -7,6 +7,7 @@
 #include <future>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <vector>
@@ -22,9 +23,15 @@ namespace baton {
 // text work ever delays a step. Commands come from any thread through a queue; the thread sleeps
 // on a condition variable while there is neither a command nor a scheduled sequence.
 // Requests are named by the caller's ids, which the loop maps to the engine's.
+//
+// The Engine is built on the engine thread too: its warm-up step is the first OpenMP region, so
+// the process keeps one OpenMP team for compute. A second, idle team (the constructing
+// thread's) makes libgomp count more threads than CPUs and cut every barrier's spin short to a
+// futex sleep, which under `baton serve` put thousands of context switches a second into steps.
 class EngineLoop final : public ReplicaEngine {
  public:
-  // `sink` is called on the engine thread.
+  // `sink` is called on the engine thread. Returns once the Engine is built (and warmed up) there;
+  // rethrows what building it threw.
   EngineLoop(const LoadedModel& loaded, UpdateSink sink);
   // Stops after the step in progress; requests still in the engine are dropped.
   ~EngineLoop() override;
@@ -57,7 +64,7 @@ class EngineLoop final : public ReplicaEngine {
   void step(std::vector<SequenceUpdate>& updates);
   void forget_if_gone(uint64_t engine_id);
 
-  Engine engine_;
+  std::optional<Engine> engine_;  // built and used on the engine thread only
   UpdateSink sink_;
   std::map<uint64_t, uint64_t> to_caller_, to_engine_;  // engine thread only
   std::set<uint64_t> sample_aborted_;  // engine ids with a sample aborted; engine thread only
