@@ -26,8 +26,9 @@ namespace baton {
 //
 // The Engine is built on the engine thread too: its warm-up step is the first OpenMP region, so
 // the process keeps one OpenMP team for compute. A second, idle team (the constructing
-// thread's) makes libgomp count more threads than CPUs and cut every barrier's spin short to a
-// futex sleep, which under `baton serve` put thousands of context switches a second into steps.
+// thread's) makes libgomp count more threads than CPUs, and then a waiting thread spins 100
+// times instead of 300,000 before it sleeps on a futex (GOMP_SPINCOUNT in libgomp's manual):
+// under `baton serve` that put thousands of context switches a second into steps.
 class EngineLoop final : public ReplicaEngine {
  public:
   // `sink` is called on the engine thread. Returns once the Engine is built (and warmed up) there;
