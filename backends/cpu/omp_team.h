@@ -3,6 +3,8 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <exception>
+#include <thread>
 
 namespace baton::cpu {
 
@@ -14,6 +16,24 @@ namespace baton::cpu {
 inline int omp_team_threads(int requested) {
   if (omp_in_parallel()) return 1;
   return std::clamp(requested, 1, omp_get_thread_limit());
+}
+
+// Runs `work` on a thread of its own and waits for it, rethrowing what it threw. libgomp keeps
+// a thread's OpenMP team until the thread ends, and while a second team is alive beside the one
+// model steps use, it counts more threads than CPUs and spins 100 times instead of 300,000 before
+// a waiting thread sleeps (GOMP_SPINCOUNT in libgomp's manual). One-off parallel work on a thread
+// that lives on (packing weights on the loading thread) runs here, so its team ends with it.
+template <typename Work>
+void run_on_passing_thread(Work&& work) {
+  std::exception_ptr failure;
+  std::thread([&] {
+    try {
+      work();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }).join();
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace baton::cpu

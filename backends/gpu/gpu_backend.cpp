@@ -93,6 +93,7 @@ class GpuBackend final : public Backend {
 
   // Zero-filled, as host backends' memory is: a KV cache starts as zeros on every backend.
   std::shared_ptr<Buffer> allocate(size_t bytes) override {
+    use_device();
     std::shared_ptr<Buffer> buffer = allocator_->allocate(bytes);
     if (bytes > 0) GPU_CHECK(gpuMemsetAsync(buffer->data(), 0, bytes, stream_.handle));
     return buffer;
@@ -109,6 +110,7 @@ class GpuBackend final : public Backend {
                                                      describe_inputs(node, name_));
       }
     }
+    use_device();
     try {
       const StepMetadata meta(nodes, *allocator_, staging_, stream_.handle);
       const Context ctx{stream_.handle, *gemm_, *allocator_,
@@ -121,6 +123,7 @@ class GpuBackend final : public Backend {
   }
 
   void join_group(Communicator& group) override {
+    use_device();
     if (collectives_) collectives_->join(group);
   }
 
@@ -131,6 +134,7 @@ class GpuBackend final : public Backend {
 
   void upload(const Tensor& device_tensor, const void* host, size_t bytes) override {
     check_copy(device_tensor, bytes, "upload");
+    use_device();
     GPU_CHECK(gpuMemcpyAsync(device_tensor.materialize(), host, bytes, gpuMemcpyHostToDevice,
                              stream_.handle));
     GPU_CHECK(gpuStreamSynchronize(stream_.handle));  // the caller may reuse `host` on return
@@ -138,6 +142,7 @@ class GpuBackend final : public Backend {
 
   void download(void* host, const Tensor& device_tensor, size_t bytes) override {
     check_copy(device_tensor, bytes, "download");
+    use_device();
     GPU_CHECK(gpuMemcpyAsync(host, device_tensor.materialize(), bytes, gpuMemcpyDeviceToHost,
                              stream_.handle));
     GPU_CHECK(gpuStreamSynchronize(stream_.handle));
@@ -145,6 +150,11 @@ class GpuBackend final : public Backend {
 
  private:
   static constexpr size_t kErrorSlotBytes = 3 * sizeof(int32_t);
+
+  // The current device is per host thread, and the engine steps (and builds its KV cache) on a
+  // thread of its own, not the one that made the backend: each entry point that reaches the
+  // device selects it first.
+  void use_device() const { GPU_CHECK(gpuSetDevice(device_)); }
 
   void check_copy(const Tensor& t, size_t bytes, const char* what) const {
     if (!t.defined() || t.buffer()->device() != name_) {

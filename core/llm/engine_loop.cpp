@@ -7,8 +7,8 @@
 namespace baton {
 
 EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink) : sink_(std::move(sink)) {
-  // Shared with the thread, which may still be inside set_exception when a failed constructor
-  // unwinds.
+  // Shared with the thread, which may still be inside set_value or set_exception when the
+  // constructor returns or unwinds.
   auto built = std::make_shared<std::promise<void>>();
   std::future<void> ready = built->get_future();
   thread_ = std::jthread([this, &loaded, built](std::stop_token stop) {
@@ -21,6 +21,9 @@ EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink) : sink_(std::
     }
     built->set_value();
     run(stop);
+    // Torn down here too, so that the Engine and what it owns (a step runner's transfer
+    // threads, device buffers) begin and end on one thread.
+    engine_.reset();
   });
   ready.get();
 }

@@ -196,6 +196,38 @@ struct PackedWeights::Impl {
     }
     return plans.emplace(key, std::move(plan)).first->second;
   }
+
+  // Packs w, which has no copy yet; false past the budget or where oneDNN has no GEMM for it.
+  bool pack(const Tensor& w, int threads) {
+    const memory::dim m = w.dim(0), k = w.dim(1);
+    try {
+      const OmpThreads omp(threads);
+      const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(engine, m, k);
+      if (!pd || bytes + pd->weights_desc().get_size() > budget) return false;
+      memory copy(pd->weights_desc(), engine);
+      // oneDNN 2.6 has no f16 -> bf16 or f16 -> f32 reorder, so F16 weights pass through a
+      // transient f32 copy.
+      std::vector<float> widened;
+      memory source;
+      if (w.dtype() == DType::kF16) {
+        widened = widen_f16(w, threads);
+        source = memory(plain_weights(m, k, Dt::f32), engine, widened.data());
+      } else {
+        source = memory(plain_weights(m, k, Dt::bf16), engine, w.materialize());
+      }
+      dnnl::stream stream(engine);
+      dnnl::reorder(source, copy).execute(stream, source, copy);
+      stream.wait();
+      bytes += copy.get_desc().get_size();
+      packed.insert_or_assign(w.materialize(), Packed{w.buffer(), w.dtype(), w.shape(), copy});
+      return true;
+    } catch (const dnnl::error& e) {
+      if (e.status == dnnl_unimplemented) return false;
+      throw Error(ErrorCategory::kBackend, "oneDNN could not pack a " +
+                                               std::string(to_string(w.dtype())) + " weight " +
+                                               baton::to_string(w.shape()) + ": " + e.what());
+    }
+  }
 };
 
 PackedWeights::PackedWeights(size_t budget_bytes) : impl_(std::make_unique<Impl>(budget_bytes)) {}
@@ -205,35 +237,11 @@ bool PackedWeights::add(const Tensor& w, int threads) {
   if (w.rank() != 2 || !is_packed_dtype(w.dtype()) || !w.buffer()->is_host()) return false;
   impl_->forget_expired();
   if (impl_->find(w)) return true;
-  const memory::dim m = w.dim(0), k = w.dim(1);
-  try {
-    const OmpThreads omp(threads);
-    const std::optional<dnnl::matmul::primitive_desc> pd = plan_packed(impl_->engine, m, k);
-    if (!pd || impl_->bytes + pd->weights_desc().get_size() > impl_->budget) return false;
-    memory packed(pd->weights_desc(), impl_->engine);
-    // oneDNN 2.6 has no f16 -> bf16 or f16 -> f32 reorder, so F16 weights pass through a
-    // transient f32 copy.
-    std::vector<float> widened;
-    memory source;
-    if (w.dtype() == DType::kF16) {
-      widened = widen_f16(w, threads);
-      source = memory(plain_weights(m, k, Dt::f32), impl_->engine, widened.data());
-    } else {
-      source = memory(plain_weights(m, k, Dt::bf16), impl_->engine, w.materialize());
-    }
-    dnnl::stream stream(impl_->engine);
-    dnnl::reorder(source, packed).execute(stream, source, packed);
-    stream.wait();
-    impl_->bytes += packed.get_desc().get_size();
-    impl_->packed.insert_or_assign(w.materialize(),
-                                   Packed{w.buffer(), w.dtype(), w.shape(), packed});
-    return true;
-  } catch (const dnnl::error& e) {
-    if (e.status == dnnl_unimplemented) return false;
-    throw Error(ErrorCategory::kBackend, "oneDNN could not pack a " +
-                                             std::string(to_string(w.dtype())) + " weight " +
-                                             baton::to_string(w.shape()) + ": " + e.what());
-  }
+  // Packing is done once, and mostly on the loading thread, which need not be the one that runs
+  // the steps (omp_team.h).
+  bool packed = false;
+  run_on_passing_thread([&] { packed = impl_->pack(w, threads); });
+  return packed;
 }
 
 bool PackedWeights::matmul(const Tensor& x, const Tensor& w, const Tensor& out, int threads) const {

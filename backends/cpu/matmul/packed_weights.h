@@ -41,8 +41,9 @@ class PackedWeights {
   PackedWeights(const PackedWeights&) = delete;
   PackedWeights& operator=(const PackedWeights&) = delete;
 
-  // Packs a 2-D F16 or BF16 host tensor with `threads` OpenMP threads; returns false and keeps
-  // nothing for other tensors, where packed_gemm_dtype is nullopt, and past the budget.
+  // Packs a 2-D F16 or BF16 host tensor with `threads` OpenMP threads, on a thread of its own
+  // (run_on_passing_thread); returns false and keeps nothing for other tensors, where
+  // packed_gemm_dtype is nullopt, and past the budget.
   bool add(const Tensor& w, int threads);
   // out[n, m] = x[n, k] · w[m, k]ᵀ from w's packed copy; false (out untouched) when w has none
   // or x has fewer rows than gemm_min_rows (matmul_float.h) of the copy's precision.

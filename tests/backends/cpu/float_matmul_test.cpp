@@ -4,11 +4,15 @@
 #include <gtest/gtest.h>
 #include <omp.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cpu/cpu_kernels.h"
@@ -290,6 +294,30 @@ TEST(PackedWeights, LeavesOtherTensorsAlone) {
   const Tensor x = random_f32({8, 32}, 3), w = random_f32({4, 32}, 4);
   Tensor out = Tensor::host(DType::kF32, {8, 4});
   EXPECT_FALSE(packed.matmul(x, w, out, 1));  // never added
+}
+
+// Packing runs its OpenMP team on a thread of its own, so the caller's thread (a model's loading
+// thread) keeps none: libgomp keeps a team until its thread ends, and one left beside the team
+// the steps use would cut every barrier's spin short (omp_team.h).
+TEST(PackedWeights, LeavesNoOpenMPTeamOnTheCallersThread) {
+  if (!cpu::packed_gemm_dtype(64, 96)) GTEST_SKIP() << "oneDNN has only reference GEMMs here";
+  const Tensor w = random_weight(DType::kF16, {64, 96}, 11);
+  const auto threads_in_process = [] {
+    const std::filesystem::directory_iterator tasks("/proc/self/task");
+    return std::distance(begin(tasks), end(tasks));
+  };
+  // A fresh thread, so that no team of an earlier test is counted; exiting threads may stay
+  // listed for a moment, hence the wait.
+  std::thread([&] {
+    const auto before = threads_in_process();
+    cpu::PackedWeights packed;
+    ASSERT_TRUE(packed.add(w, 2));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (threads_in_process() != before && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_EQ(threads_in_process(), before);
+  }).join();
 }
 
 }  // namespace

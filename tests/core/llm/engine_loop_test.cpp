@@ -86,7 +86,8 @@ TEST_F(EngineLoopTest, WarmsUpAndStepsOnItsOwnThreadOnly) {
     finished_changed.notify_all();
   });
   const std::set<std::thread::id> warm_up = backend_->threads();
-  ASSERT_EQ(warm_up.size(), 1u) << "the constructor returned before the warm-up step ran";
+  ASSERT_EQ(warm_up.size(), 1u)
+      << "the warm-up step ran on more than one thread, or not before the constructor returned";
   EXPECT_NE(*warm_up.begin(), std::this_thread::get_id());
 
   GenerationParams params;
