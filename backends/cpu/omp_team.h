@@ -19,10 +19,11 @@ inline int omp_team_threads(int requested) {
 }
 
 // Runs `work` on a thread of its own and waits for it, rethrowing what it threw. libgomp keeps
-// a thread's OpenMP team until the thread ends, and while a second team is alive beside the one
-// model steps use, it counts more threads than CPUs and spins 100 times instead of 300,000 before
-// a waiting thread sleeps (GOMP_SPINCOUNT in libgomp's manual). One-off parallel work on a thread
-// that lives on (packing weights on the loading thread) runs here, so its team ends with it.
+// a thread's OpenMP team until the thread ends. A second team alive beside the one model steps
+// use makes it count more threads than CPUs (at the default thread count), and then, with
+// OMP_WAIT_POLICY unset, a waiting thread spins 100 times instead of 300,000 before it sleeps
+// (GOMP_SPINCOUNT in libgomp's manual). One-off parallel work on a thread that lives on
+// (packing weights on the loading thread) runs here, so that its team ends with it.
 template <typename Work>
 void run_on_passing_thread(Work&& work) {
   std::exception_ptr failure;

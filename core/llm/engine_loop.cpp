@@ -16,6 +16,7 @@ EngineLoop::EngineLoop(const LoadedModel& loaded, UpdateSink sink) : sink_(std::
       engine_.emplace(*loaded.model, *loaded.backend, *loaded.tokenizer, loaded.engine_config);
       stats_ = engine_stats(*engine_, {});
     } catch (...) {
+      engine_.reset();
       built->set_exception(std::current_exception());
       return;
     }

@@ -76,7 +76,7 @@ class EngineLoop final : public ReplicaEngine {
   std::deque<Command> commands_;
   mutable std::mutex stats_mutex_;
   EngineStats stats_;
-  std::jthread thread_;  // last: it starts once every member it uses exists
+  std::jthread thread_;  // last: destroyed, so joined, before any member its thread uses
 };
 
 }  // namespace baton

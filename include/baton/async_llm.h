@@ -39,9 +39,10 @@ struct StreamEvent {
 using EventCallback = std::function<void(const StreamEvent& event)>;
 
 // A loaded model serving requests concurrently. Thread-safe. Two threads run behind it: the
-// engine thread runs only model steps and engine commands (add, abort); the text thread
-// tokenizes prompts, turns engine output into text (stop strings, UTF-8) and calls the
-// callbacks. Errors in a request end that request with an error event; the others go on.
+// engine thread builds the engine, then runs only model steps and engine commands (add, abort);
+// the text thread tokenizes prompts, turns engine output into text (stop strings, UTF-8) and
+// calls the callbacks. Errors in a request end that request with an error event; the others go
+// on.
 class BATON_API AsyncLLM {
  public:
   explicit AsyncLLM(const LLMOptions& options);

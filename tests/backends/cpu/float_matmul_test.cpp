@@ -306,17 +306,18 @@ TEST(PackedWeights, LeavesNoOpenMPTeamOnTheCallersThread) {
     const std::filesystem::directory_iterator tasks("/proc/self/task");
     return std::distance(begin(tasks), end(tasks));
   };
-  // A fresh thread, so that no team of an earlier test is counted; exiting threads may stay
-  // listed for a moment, hence the wait.
+  // From a fresh thread: on one with a team already (the main thread after earlier tests),
+  // packing there would reuse that team and add no thread. Threads that are exiting (the
+  // packing's, an earlier test's) may stay listed for a moment, hence the wait.
   std::thread([&] {
     const auto before = threads_in_process();
     cpu::PackedWeights packed;
     ASSERT_TRUE(packed.add(w, 2));
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (threads_in_process() != before && std::chrono::steady_clock::now() < deadline) {
+    while (threads_in_process() > before && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
-    EXPECT_EQ(threads_in_process(), before);
+    EXPECT_LE(threads_in_process(), before);
   }).join();
 }
 
