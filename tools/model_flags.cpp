@@ -48,6 +48,10 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
                  "order waiting requests start in: fcfs, priority or sjf (shortest predicted "
                  "output first)")
       ->capture_default_str();
+  cmd.add_option("--sjf-aging", o.sjf_aging,
+                 "sjf: a waiting request counts as this many tokens shorter for every token a "
+                 "running request generates while it waits")
+      ->capture_default_str();
   cmd.add_option("--sjf-max-wait", o.sjf_max_wait_s,
                  "sjf: seconds after which a waiting request goes ahead of shorter ones")
       ->capture_default_str();

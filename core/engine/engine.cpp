@@ -225,7 +225,6 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   child->sample = sample;
   child->priority = parent.priority;
   child->arrival = parent.arrival;
-  child->arrival_time = parent.arrival_time;
   child->predicted_output = parent.predicted_output;
   child->max_output = parent.max_output;
   child->tokens = parent.tokens;

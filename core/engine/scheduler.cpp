@@ -55,10 +55,10 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
     throw Error(ErrorCategory::kInvalidArgument,
                 "--sjf-max-wait must be positive, got " + std::to_string(config.max_wait_s));
   }
-  if (!(config.aging_tokens_per_s >= 0) || !(config.reservation_margin >= 0)) {
+  if (!(config.aging >= 0) || !(config.reservation_margin >= 0)) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "the aging rate and the reservation margin must not be negative, got " +
-                    std::to_string(config.aging_tokens_per_s) + " and " +
+                "--sjf-aging and the reservation margin must not be negative, got " +
+                    std::to_string(config.aging) + " and " +
                     std::to_string(config.reservation_margin));
   }
 }
@@ -87,14 +87,13 @@ void Scheduler::order_waiting() {
   }
   const double now = clock_();
   // Those that waited max_wait_s first, oldest first; then the least predicted work left, less
-  // the aging credit of the time waited.
+  // the aging credit of the tokens generated while they waited.
   const auto key = [&](const Sequence* s) {
-    const double waited = now - s->arrival_time;
-    const bool starved = waited >= config_.max_wait_s;
-    return std::tuple(
-        !starved,
-        starved ? s->arrival_time : predicted_left(*s) - config_.aging_tokens_per_s * waited,
-        s->arrival);
+    const bool starved = now - s->arrival_time >= config_.max_wait_s;
+    const double waited = generation_clock_ - s->arrival_generation;
+    return std::tuple(!starved,
+                      starved ? s->arrival_time : predicted_left(*s) - config_.aging * waited,
+                      s->arrival);
   };
   std::stable_sort(waiting_.begin(), waiting_.end(),
                    [&](const Sequence* a, const Sequence* b) { return key(a) < key(b); });
@@ -107,10 +106,14 @@ std::vector<const Sequence*> Scheduler::waiting_order() {
 
 void Scheduler::add(Sequence* sequence) {
   if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
+  if (sequence->arrival_generation < 0) sequence->arrival_generation = generation_clock_;
   insert_waiting(sequence);
 }
 
 void Scheduler::fork(const Sequence& parent, Sequence* child) {
+  // A sample or beam has waited as long as its parent.
+  child->arrival_time = parent.arrival_time;
+  child->arrival_generation = parent.arrival_generation;
   if (parent.status == SequenceStatus::kRunning) {
     child->status = SequenceStatus::kRunning;
     running_.push_back(child);
@@ -276,6 +279,11 @@ StepPlan Scheduler::schedule(const StepLimits& limits) {
   }
   // Admitting new work right after a preemption would only evict it again.
   if (plan.preempted.empty()) admit_waiting(limits, budget, plan);
+  if (!running_.empty()) {
+    const auto sampled =
+        std::ranges::count_if(plan.chunks, [](const ScheduledChunk& c) { return c.needs_logits; });
+    generation_clock_ += static_cast<double>(sampled) / static_cast<double>(running_.size());
+  }
   return plan;
 }
 

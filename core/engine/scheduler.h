@@ -29,10 +29,13 @@ struct SchedulerConfig {
   int32_t max_batch_tokens = 2048;  // tokens computed per step, prefill chunks and decodes
   int32_t max_seqs = 64;            // sequences per step
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
-  // sjf: a waiting request's score (its predicted tokens left) drops by this many tokens per
-  // second it has waited, and once it has waited max_wait_s it goes ahead of every request that
-  // has waited less: the hard bound that keeps long requests from starving.
-  double aging_tokens_per_s = 8.0;
+  // sjf: a waiting request's score (its predicted tokens left) drops by `aging` tokens for every
+  // token a running sequence generates while it waits. Counted in generated tokens rather than
+  // seconds, the credit means the same on a fast host as on a slow one: a long request passes
+  // newer short ones once it has waited about (its work - theirs) / aging decode steps. Once it
+  // has waited max_wait_s it goes ahead of every request that has waited less: the hard bound
+  // that keeps long requests from starving.
+  double aging = 1.0;
   double max_wait_s = 60.0;
   KvReservation reservation = KvReservation::kNone;
   double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction
@@ -79,7 +82,8 @@ class Scheduler {
   static double steady_seconds();
 
   void add(Sequence* sequence);
-  // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting.
+  // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting,
+  // with the parent's arrival.
   void fork(const Sequence& parent, Sequence* child);
   // Forgets a sequence (finished or aborted) and frees its blocks.
   void remove(Sequence* sequence);
@@ -122,6 +126,10 @@ class Scheduler {
   Clock clock_;
   std::vector<Sequence*> running_;  // admission order
   std::vector<Sequence*> waiting_;  // the policy's order (sjf: sorted again every step)
+  // The tokens a running sequence has generated, on average, since the scheduler began: the
+  // clock sjf's aging runs on. Each plan adds its sampled chunks over the running sequences, so
+  // that micro-batches in flight (each holding a share of them) add their share.
+  double generation_clock_ = 0;
   int64_t preemptions_ = 0;
   int64_t recomputed_tokens_ = 0;
   bool predictions_trusted_ = true;

@@ -66,6 +66,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
   config.scheduler = {.max_batch_tokens = options.max_batch_tokens,
                       .max_seqs = options.max_seqs,
                       .policy = parse_scheduling_policy(options.scheduling_policy),
+                      .aging = options.sjf_aging,
                       .max_wait_s = options.sjf_max_wait_s,
                       .reservation = parse_kv_reservation(options.kv_reservation)};
   if (!options.length_head.empty()) {

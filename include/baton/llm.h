@@ -48,6 +48,8 @@ struct LLMOptions {
   // arrival; other policies refuse a priority) or "sjf" (shortest predicted output first, with
   // aging so that none waits past sjf_max_wait_s). docs/scheduling.md.
   std::string scheduling_policy = "fcfs";
+  // sjf: tokens of credit per token a running sequence generates while a request waits.
+  double sjf_aging = 1.0;
   double sjf_max_wait_s = 60.0;
   // KV memory set aside at admission beyond the prompt: "none", "predicted" (the predicted
   // output plus a quarter) or "max" (all of max_tokens).

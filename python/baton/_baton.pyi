@@ -19,6 +19,7 @@ class LLMOptions:
     max_batch_tokens: int
     max_seqs: int
     scheduling_policy: str
+    sjf_aging: float
     sjf_max_wait_s: float
     kv_reservation: str
     length_head: str

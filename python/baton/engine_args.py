@@ -57,9 +57,9 @@ class EngineArgs:
     ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
     threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
     contexts); ``seed``: where requests without their own seed draw theirs from;
-    ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
-    ``length_head`` (a file of ``baton length-head -o``): length-aware scheduling
-    (docs/scheduling.md).
+    ``sjf_aging`` (tokens per token generated), ``sjf_max_wait`` (seconds), ``kv_reservation``
+    ("none", "predicted", "max") and ``length_head`` (a file of ``baton length-head -o``):
+    length-aware scheduling (docs/scheduling.md).
     ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
     either value asks: it runs no code from model files and captures no CUDA graphs.
     """
@@ -74,6 +74,7 @@ class EngineArgs:
     enable_prefix_caching: bool = True
     kv_cache_dtype: str = "auto"
     scheduling_policy: str = "fcfs"
+    sjf_aging: float = 1.0
     sjf_max_wait: float = 60.0
     kv_reservation: str = "none"
     length_head: str = ""
@@ -120,6 +121,7 @@ def llm_options(
     options.prefix_caching = bool(args.enable_prefix_caching)
     options.kv_cache_dtype = _KV_CACHE_DTYPES.get(args.kv_cache_dtype, args.kv_cache_dtype)
     options.scheduling_policy = args.scheduling_policy
+    options.sjf_aging = float(args.sjf_aging)
     options.sjf_max_wait_s = float(args.sjf_max_wait)
     options.kv_reservation = args.kv_reservation
     options.length_head = args.length_head

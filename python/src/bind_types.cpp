@@ -27,6 +27,7 @@ void bind_options(py::module_& m) {
       .def_readwrite("max_batch_tokens", &LLMOptions::max_batch_tokens)
       .def_readwrite("max_seqs", &LLMOptions::max_seqs)
       .def_readwrite("scheduling_policy", &LLMOptions::scheduling_policy)
+      .def_readwrite("sjf_aging", &LLMOptions::sjf_aging)
       .def_readwrite("sjf_max_wait_s", &LLMOptions::sjf_max_wait_s)
       .def_readwrite("kv_reservation", &LLMOptions::kv_reservation)
       .def_readwrite("length_head", &LLMOptions::length_head)

@@ -26,7 +26,7 @@ serves the measured workload with the head, at the same arrival rate.
 
 Usage: compare_scheduling.py [--baton build/bin/baton] [-t 2] [--requests 200] [--max-seqs 8]
            [--ctx 512] [--load 0.9] [--small-kv 4.0] [--policies-only] [--length-head]
-           [--seed 1] [--work-dir /tmp/baton-sched-bench] model.gguf
+           [--sjf-aging A [A ...]] [--seed 1] [--work-dir /tmp/baton-sched-bench] model.gguf
 """
 import argparse
 import json
@@ -65,7 +65,9 @@ def write_dataset(path, count, rng):
 
 def measure(args, dataset, flags, rate=None):
     command = [args.baton, "serve", "-m", args.model, "--port", str(PORT), "-t", str(args.t),
-               "--max-seqs", str(args.max_seqs), "-c", str(args.ctx)] + flags
+               "--max-seqs", str(args.max_seqs), "-c", str(args.ctx),
+               # Every request may be in flight at once (the capacity run sends them so).
+               "--max-queue", str(max(256, args.requests))] + flags
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = "http://127.0.0.1:%d" % PORT
     try:
@@ -127,6 +129,8 @@ def main():
                         help="skip step 3 (the preemption runs under a small KV pool)")
     parser.add_argument("--length-head", action="store_true",
                         help="also serve sjf with a hidden-state head fitted on another seed's log")
+    parser.add_argument("--sjf-aging", type=float, nargs="+", default=[None],
+                        help="serve sjf once per --sjf-aging value given (default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", default="/tmp/baton-sched-bench")
     parser.add_argument("model")
@@ -138,7 +142,13 @@ def main():
     capacity = measure(args, dataset, ["--scheduling-policy", "fcfs"])
     rate = args.load * capacity["requests_per_s"]
     fcfs = measure(args, dataset, ["--scheduling-policy", "fcfs"], rate)
-    sjf = measure(args, dataset, ["--scheduling-policy", "sjf"], rate)
+    sjf_runs = []
+    for aging in args.sjf_aging:
+        flags = ["--scheduling-policy", "sjf"]
+        if aging is not None:
+            flags += ["--sjf-aging", str(aging)]
+        name = "sjf" if aging is None else "sjf, aging %g" % aging
+        sjf_runs.append((name, measure(args, dataset, flags, rate)))
     if args.length_head:
         head, fitted = fit_length_head(args)
         sjf_head = measure(args, dataset, ["--scheduling-policy", "sjf", "--length-head", head],
@@ -161,7 +171,8 @@ def main():
     print(header)
     print("|" + " --- |" * 10)
     print(row("fcfs", fcfs))
-    print(row("sjf", sjf, fcfs))
+    for name, sjf in sjf_runs:
+        print(row(name, sjf, fcfs))
     if args.length_head:
         print(row("sjf, length head", sjf_head, fcfs))
     if not args.policies_only:

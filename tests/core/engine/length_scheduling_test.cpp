@@ -57,25 +57,80 @@ TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
   EXPECT_EQ(ids(by_priority.waiting_order()), (std::vector<uint64_t>{high->id, low->id}));
 }
 
+// One running request holds the only slot; the others wait while it generates.
 TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) {
-  BlockManager blocks(64, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 4,
-                       .max_seqs = 8,
+  BlockManager blocks(256, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64,
+                       .max_seqs = 1,
                        .policy = SchedulingPolicy::kSjf,
-                       .aging_tokens_per_s = 2.0,
+                       .aging = 2.0,
                        .max_wait_s = 60.0},
-                      blocks, 256, clock());
+                      blocks, 1024, clock());
+  scheduler.add(make(4, 900));
+  complete(scheduler.schedule());
   Sequence* long_one = make(4, 300);
   scheduler.add(long_one);
-  now_ += 50;  // 50 s of aging: 300 - 2 * 50 = 200 tokens
+  for (int step = 0; step < 50; ++step) complete(scheduler.schedule());
   Sequence* medium = make(4, 250);
   Sequence* short_one = make(4, 20);
   scheduler.add(medium);
   scheduler.add(short_one);
-  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{3, 1, 2}))
-      << "aged, the long request (200) passes the newer medium one (250), not the short one";
-  now_ += 10;  // 60 s: the bound
-  EXPECT_EQ(ids(scheduler.waiting_order())[0], 1u) << "no request waits past max_wait_s";
+  EXPECT_EQ(ids(scheduler.waiting_order()),
+            (std::vector<uint64_t>{short_one->id, long_one->id, medium->id}))
+      << "aged by 50 generated tokens, the long request (300 - 2 * 50 = 200) passes the newer "
+         "medium one (250), not the short one";
+  now_ += 59;
+  EXPECT_EQ(ids(scheduler.waiting_order())[0], short_one->id)
+      << "time with nothing generated gives no aging credit";
+  now_ += 1;  // 60 s: the bound
+  EXPECT_EQ(ids(scheduler.waiting_order())[0], long_one->id) << "no request waits past max_wait_s";
+}
+
+TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
+  BlockManager blocks(64, 4, false);
+  const auto refusal = [&](const SchedulerConfig& config) -> std::string {
+    try {
+      Scheduler scheduler(config, blocks, 256, clock());
+    } catch (const Error& e) {
+      EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .aging = -1.0}).find("--sjf-aging"),
+            std::string::npos);
+  EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .max_wait_s = 0.0}).find("--sjf-max-wait"),
+            std::string::npos);
+  EXPECT_EQ(refusal({.policy = SchedulingPolicy::kSjf, .aging = 0.0}), "accepted")
+      << "no aging at all is plain sjf, bounded by max_wait_s alone";
+}
+
+// The credit is what one running sequence generates, not what they all do, and a step that
+// holds a share of them (a micro-batch, the others in flight) gives its share.
+TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
+  BlockManager blocks(256, 4, false);
+  Scheduler scheduler(
+      {.max_batch_tokens = 64, .max_seqs = 2, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
+      blocks, 1024, clock());
+  Sequence* first = make(4, 900);
+  scheduler.add(first);
+  scheduler.add(make(4, 900));
+  complete(scheduler.schedule());
+  Sequence* long_one = make(4, 100);
+  scheduler.add(long_one);
+  for (int step = 0; step < 20; ++step) complete(scheduler.schedule());
+  Sequence* medium = make(4, 70);
+  scheduler.add(medium);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{medium->id, long_one->id}))
+      << "20 steps of two sequences: 100 - 20 = 80, not 100 - 40";
+  const StepLimits first_in_flight{.busy = {first->id}};
+  for (int step = 0; step < 40; ++step) complete(scheduler.schedule(first_in_flight));
+  Sequence* newest = make(4, 55);
+  scheduler.add(newest);
+  EXPECT_EQ(ids(scheduler.waiting_order()),
+            (std::vector<uint64_t>{medium->id, newest->id, long_one->id}))
+      << "40 steps of one sequence in two add 20: the medium request at 70 - 20 = 50, the new "
+         "one at 55, the long one at 100 - 40 = 60";
 }
 
 // An old short request needs a block; the two newer ones have no work in the step yet: sjf
