@@ -55,10 +55,15 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
     throw Error(ErrorCategory::kInvalidArgument,
                 "--sjf-max-wait must be positive, got " + std::to_string(config.max_wait_s));
   }
-  if (!(config.aging >= 0) || !(config.reservation_margin >= 0)) {
+  // Infinite aging would score a request that has not yet waited inf * 0, NaN, which no sort
+  // can order.
+  if (!std::isfinite(config.aging) || config.aging < 0) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "--sjf-aging and the reservation margin must not be negative, got " +
-                    std::to_string(config.aging) + " and " +
+                "--sjf-aging must be finite and not negative, got " + std::to_string(config.aging));
+  }
+  if (!(config.reservation_margin >= 0)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "the reservation margin must not be negative, got " +
                     std::to_string(config.reservation_margin));
   }
 }
@@ -87,10 +92,12 @@ void Scheduler::order_waiting() {
   }
   const double now = clock_();
   // Those that waited max_wait_s first, oldest first; then the least predicted work left, less
-  // the aging credit of the tokens generated while they waited.
+  // the aging credit of the tokens generated while they waited. A request sent back by a
+  // preemption generated its own tokens for a while: those already shrank its work left, so
+  // they are not credited again.
   const auto key = [&](const Sequence* s) {
     const bool starved = now - s->arrival_time >= config_.max_wait_s;
-    const double waited = generation_clock_ - s->arrival_generation;
+    const double waited = std::max(generation_clock_ - s->arrival_generation - s->generated(), 0.0);
     return std::tuple(!starved,
                       starved ? s->arrival_time : predicted_left(*s) - config_.aging * waited,
                       s->arrival);

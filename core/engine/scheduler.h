@@ -30,7 +30,8 @@ struct SchedulerConfig {
   int32_t max_seqs = 64;            // sequences per step
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   // sjf: a waiting request's score (its predicted tokens left) drops by `aging` tokens for every
-  // token a running sequence generates while it waits. Counted in generated tokens rather than
+  // token a running sequence generates while it waits (and not while it ran itself, before a
+  // preemption). Counted in generated tokens rather than
   // seconds, the credit means the same on a fast host as on a slow one: a long request passes
   // newer short ones once it has waited about (its work - theirs) / aging decode steps. Once it
   // has waited max_wait_s it goes ahead of every request that has waited less: the hard bound

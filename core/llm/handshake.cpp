@@ -1,5 +1,6 @@
 #include "core/llm/handshake.h"
 
+#include <bit>
 #include <fstream>
 #include <string_view>
 
@@ -49,7 +50,8 @@ std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFi
   const std::string shapes = c.architecture + " " + std::to_string(c.n_embd) + " " +
                              std::to_string(c.n_layer) + " " + std::to_string(c.n_head) + " " +
                              std::to_string(c.n_head_kv) + " " + std::to_string(c.n_ff);
-  const auto number = [](double value) { return static_cast<uint64_t>(value * 1000.0); };
+  // The bits themselves: exact, and defined for every value (a flag is checked only later).
+  const auto number = [](double value) { return std::bit_cast<uint64_t>(value); };
   return {
       {"model file", model_hash(file)},
       {"model shapes", hash_text(shapes)},

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <string>
+
 #include "baton/error.h"
 #include "tests/core/engine/scheduler_fixture.h"
 
@@ -19,6 +22,18 @@ class LengthSchedulingTest : public testing::SchedulerFixture {
   }
   Scheduler::Clock clock() {
     return [this] { return now_; };
+  }
+  // sjf with one slot, held by a long request that keeps generating: what is added next waits.
+  Scheduler one_slot_sjf(BlockManager& blocks, double aging) {
+    Scheduler scheduler({.max_batch_tokens = 64,
+                         .max_seqs = 1,
+                         .policy = SchedulingPolicy::kSjf,
+                         .aging = aging,
+                         .max_wait_s = 60.0},
+                        blocks, 1024, clock());
+    scheduler.add(make(4, 900));
+    complete(scheduler.schedule());
+    return scheduler;
   }
   static std::vector<uint64_t> ids(const std::vector<const Sequence*>& order) {
     std::vector<uint64_t> out;
@@ -57,17 +72,9 @@ TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
   EXPECT_EQ(ids(by_priority.waiting_order()), (std::vector<uint64_t>{high->id, low->id}));
 }
 
-// One running request holds the only slot; the others wait while it generates.
 TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) {
   BlockManager blocks(256, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 64,
-                       .max_seqs = 1,
-                       .policy = SchedulingPolicy::kSjf,
-                       .aging = 2.0,
-                       .max_wait_s = 60.0},
-                      blocks, 1024, clock());
-  scheduler.add(make(4, 900));
-  complete(scheduler.schedule());
+  Scheduler scheduler = one_slot_sjf(blocks, 2.0);
   Sequence* long_one = make(4, 300);
   scheduler.add(long_one);
   for (int step = 0; step < 50; ++step) complete(scheduler.schedule());
@@ -79,11 +86,36 @@ TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) 
             (std::vector<uint64_t>{short_one->id, long_one->id, medium->id}))
       << "aged by 50 generated tokens, the long request (300 - 2 * 50 = 200) passes the newer "
          "medium one (250), not the short one";
-  now_ += 59;
-  EXPECT_EQ(ids(scheduler.waiting_order())[0], short_one->id)
-      << "time with nothing generated gives no aging credit";
-  now_ += 1;  // 60 s: the bound
+  now_ += 60;  // the bound
   EXPECT_EQ(ids(scheduler.waiting_order())[0], long_one->id) << "no request waits past max_wait_s";
+}
+
+TEST_F(LengthSchedulingTest, TimeWithNothingGeneratedGivesNoAgingCredit) {
+  BlockManager blocks(256, 4, false);
+  Scheduler scheduler = one_slot_sjf(blocks, 2.0);
+  Sequence* long_one = make(4, 300);
+  scheduler.add(long_one);
+  now_ += 50;
+  Sequence* medium = make(4, 250);
+  scheduler.add(medium);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{medium->id, long_one->id}));
+}
+
+// A prompt computed in chunks samples once, at its last chunk: only that step is a token.
+TEST_F(LengthSchedulingTest, OnlyStepsThatSampleAge) {
+  BlockManager blocks(256, 4, false);
+  Scheduler scheduler(
+      {.max_batch_tokens = 8, .max_seqs = 1, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
+      blocks, 1024, clock());
+  scheduler.add(make(40, 900));
+  complete(scheduler.schedule());  // the first 8 of 40 prompt tokens
+  Sequence* waiting = make(4, 100);
+  scheduler.add(waiting);
+  for (int step = 0; step < 4; ++step) complete(scheduler.schedule());  // the last sampled
+  Sequence* newer = make(4, 98);
+  scheduler.add(newer);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{newer->id, waiting->id}))
+      << "one token generated: 100 - 1 = 99, not 100 - 4 chunks or 100 - 32 tokens";
 }
 
 TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
@@ -97,40 +129,93 @@ TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
     }
     return "accepted";
   };
-  EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .aging = -1.0}).find("--sjf-aging"),
-            std::string::npos);
+  for (double aging :
+       {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
+    EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .aging = aging}).find("--sjf-aging"),
+              std::string::npos)
+        << aging;
+  }
   EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .max_wait_s = 0.0}).find("--sjf-max-wait"),
             std::string::npos);
   EXPECT_EQ(refusal({.policy = SchedulingPolicy::kSjf, .aging = 0.0}), "accepted")
       << "no aging at all is plain sjf, bounded by max_wait_s alone";
 }
 
-// The credit is what one running sequence generates, not what they all do, and a step that
-// holds a share of them (a micro-batch, the others in flight) gives its share.
+// The credit is what one running sequence generates, not what they all do nor a share of the
+// sequence cap, and a step that holds a share of them (a micro-batch, the others in flight)
+// gives its share. Two one-token decodes fill each step's token budget, so nothing is admitted.
 TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
   BlockManager blocks(256, 4, false);
   Scheduler scheduler(
-      {.max_batch_tokens = 64, .max_seqs = 2, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
+      {.max_batch_tokens = 2, .max_seqs = 3, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
       blocks, 1024, clock());
-  Sequence* first = make(4, 900);
+  Sequence* first = make(1, 900);
   scheduler.add(first);
-  scheduler.add(make(4, 900));
+  scheduler.add(make(1, 900));
   complete(scheduler.schedule());
+  ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* long_one = make(4, 100);
   scheduler.add(long_one);
   for (int step = 0; step < 20; ++step) complete(scheduler.schedule());
   Sequence* medium = make(4, 70);
+  Sequence* above = make(4, 83);
   scheduler.add(medium);
-  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{medium->id, long_one->id}))
-      << "20 steps of two sequences: 100 - 20 = 80, not 100 - 40";
-  const StepLimits first_in_flight{.busy = {first->id}};
+  scheduler.add(above);
+  EXPECT_EQ(ids(scheduler.waiting_order()),
+            (std::vector<uint64_t>{medium->id, long_one->id, above->id}))
+      << "20 steps of two sequences: 100 - 20 = 80, not 100 - 40 nor 100 - 20 * 2 / 3";
+  const StepLimits first_in_flight{.busy = {first->id}, .max_tokens = 1};
   for (int step = 0; step < 40; ++step) complete(scheduler.schedule(first_in_flight));
+  ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* newest = make(4, 55);
   scheduler.add(newest);
   EXPECT_EQ(ids(scheduler.waiting_order()),
-            (std::vector<uint64_t>{medium->id, newest->id, long_one->id}))
+            (std::vector<uint64_t>{medium->id, newest->id, long_one->id, above->id}))
       << "40 steps of one sequence in two add 20: the medium request at 70 - 20 = 50, the new "
-         "one at 55, the long one at 100 - 40 = 60";
+         "one at 55, the long one at 100 - 40 = 60, the other at 83 - 20 = 63";
+}
+
+// Sent back by a preemption, a request has generated tokens of its own; they shrank its work
+// left and are not credited to it again as waiting.
+TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
+  BlockManager blocks(5, 4, false);  // 20 tokens: two sequences of 9 do not fit
+  Scheduler scheduler(
+      {.max_batch_tokens = 64, .max_seqs = 2, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
+      blocks, 64, clock());
+  scheduler.add(make(4, 5));
+  Sequence* long_one = make(4, 400);
+  scheduler.add(long_one);
+  StepPlan plan;
+  for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
+    plan = scheduler.schedule();
+    complete(plan);
+  }
+  ASSERT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}));
+  ASSERT_EQ(long_one->generated(), 5);
+  Sequence* newer = make(4, 392);
+  scheduler.add(newer);
+  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{newer->id, long_one->id}))
+      << "6 tokens of a running sequence, 5 of them its own: 400 - 5 - 1 = 394, not 400 - 5 - 6";
+}
+
+// A parallel sample or beam forked while its parent waits has waited as long as the parent.
+TEST_F(LengthSchedulingTest, AForkWaitsAsLongAsItsParent) {
+  BlockManager blocks(256, 4, false);
+  Scheduler scheduler = one_slot_sjf(blocks, 1.0);
+  Sequence* parent = make(4, 100);
+  scheduler.add(parent);
+  for (int step = 0; step < 10; ++step) complete(scheduler.schedule());
+  now_ += 5;
+  Sequence* child = make(4, 100);
+  child->arrival = parent->arrival;
+  scheduler.fork(*parent, child);
+  Sequence* newer = make(4, 95);
+  scheduler.add(newer);
+  EXPECT_EQ(child->arrival_time, parent->arrival_time);
+  EXPECT_EQ(child->arrival_generation, parent->arrival_generation);
+  EXPECT_EQ(ids(scheduler.waiting_order()),
+            (std::vector<uint64_t>{parent->id, child->id, newer->id}))
+      << "both at 100 - 10 = 90, before the new request at 95";
 }
 
 // An old short request needs a block; the two newer ones have no work in the step yet: sjf
