@@ -74,6 +74,7 @@ bool Scheduler::uses_predictions() const {
 
 void Scheduler::insert_waiting(Sequence* sequence) {
   sequence->status = SequenceStatus::kWaiting;
+  sequence->waiting_since = generation_clock_;
   const bool by_priority = config_.policy == SchedulingPolicy::kPriority;
   const auto before = [by_priority](const Sequence* a, const Sequence* b) {
     if (by_priority && a->priority != b->priority) return a->priority > b->priority;
@@ -92,12 +93,11 @@ void Scheduler::order_waiting() {
   }
   const double now = clock_();
   // Those that waited max_wait_s first, oldest first; then the least predicted work left, less
-  // the aging credit of the tokens generated while they waited. A request sent back by a
-  // preemption generated its own tokens for a while: those already shrank its work left, so
-  // they are not credited again.
+  // the aging credit of the tokens generated while they waited. The time a preempted request
+  // ran is not waiting: its own tokens already shrank its work left.
   const auto key = [&](const Sequence* s) {
     const bool starved = now - s->arrival_time >= config_.max_wait_s;
-    const double waited = std::max(generation_clock_ - s->arrival_generation - s->generated(), 0.0);
+    const double waited = s->waited_before + generation_clock_ - s->waiting_since;
     return std::tuple(!starved,
                       starved ? s->arrival_time : predicted_left(*s) - config_.aging * waited,
                       s->arrival);
@@ -113,20 +113,20 @@ std::vector<const Sequence*> Scheduler::waiting_order() {
 
 void Scheduler::add(Sequence* sequence) {
   if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
-  if (sequence->arrival_generation < 0) sequence->arrival_generation = generation_clock_;
   insert_waiting(sequence);
 }
 
 void Scheduler::fork(const Sequence& parent, Sequence* child) {
-  // A sample or beam has waited as long as its parent.
-  child->arrival_time = parent.arrival_time;
-  child->arrival_generation = parent.arrival_generation;
   if (parent.status == SequenceStatus::kRunning) {
     child->status = SequenceStatus::kRunning;
     running_.push_back(child);
   } else {
     insert_waiting(child);
   }
+  // A sample or beam has waited as long as its parent.
+  child->arrival_time = parent.arrival_time;
+  child->waiting_since = parent.waiting_since;
+  child->waited_before = parent.waited_before;
 }
 
 void Scheduler::remove(Sequence* sequence) {
@@ -140,7 +140,8 @@ Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) 
   // Running sequences are scheduled oldest first, so those older than `needing` already have
   // their chunks in this step's plan and are not candidates: `needing` and the newer ones are.
   // Under sjf, not one that waited past max_wait_s either (sent back, the bound would mean
-  // nothing). Scanned newest first, so that equal predictions give up the most recent.
+  // nothing), and such a one that needs the room is sent back only when no other can go.
+  // Scanned newest first, so that equal predictions give up the most recent.
   const double now = uses_predictions() ? clock_() : 0.0;
   Sequence* victim = nullptr;
   for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
@@ -151,8 +152,9 @@ Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) 
     if (now - s->arrival_time >= config_.max_wait_s) continue;
     if (!victim || predicted_left(*s) > predicted_left(*victim)) victim = s;
   }
-  if (!victim || predicted_left(*needing) > predicted_left(*victim)) return needing;
-  return victim;
+  if (!victim) return needing;
+  if (now - needing->arrival_time >= config_.max_wait_s) return victim;
+  return predicted_left(*needing) > predicted_left(*victim) ? needing : victim;
 }
 
 void Scheduler::preempt(Sequence* sequence, StepPlan& plan) {
@@ -238,6 +240,7 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
       return;
     }
     waiting_.erase(at);
+    sequence->waited_before += generation_clock_ - sequence->waiting_since;
     recomputed_tokens_ += std::max(0, sequence->preempted_computed - sequence->computed);
     sequence->preempted_computed = 0;
     sequence->status = SequenceStatus::kRunning;

@@ -16,12 +16,15 @@ enum class SequenceStatus { kWaiting, kRunning, kFinished };
 // the difference as work, which makes prefill, chunked prefill, decode and recompute after
 // preemption the same thing.
 struct Sequence {
-  uint64_t id = 0;                 // the request's; its parallel samples and beams share it
-  int32_t sample = 0;              // which of the request's samples (beams number from 0 too)
-  int32_t priority = 0;            // higher runs first (SchedulingPolicy::kPriority)
-  uint64_t arrival = 0;            // admission order among equal priorities
-  double arrival_time = -1;        // on the scheduler's clock, set when it is first added
-  double arrival_generation = -1;  // on the scheduler's generation clock, likewise
+  uint64_t id = 0;           // the request's; its parallel samples and beams share it
+  int32_t sample = 0;        // which of the request's samples (beams number from 0 too)
+  int32_t priority = 0;      // higher runs first (SchedulingPolicy::kPriority)
+  uint64_t arrival = 0;      // admission order among equal priorities
+  double arrival_time = -1;  // on the scheduler's clock, set when it is first added
+  // sjf's aging, on the scheduler's generation clock: when the sequence last began to wait, and
+  // what it waited through before that (a preemption sends it back to wait again).
+  double waiting_since = 0;
+  double waited_before = 0;
   // Output tokens the request is expected to generate (LengthPredictor) and may generate.
   double predicted_output = 0;
   int32_t max_output = 0;

@@ -192,10 +192,40 @@ TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
   }
   ASSERT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}));
   ASSERT_EQ(long_one->generated(), 5);
-  Sequence* newer = make(4, 392);
-  scheduler.add(newer);
-  EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{newer->id, long_one->id}))
-      << "6 tokens of a running sequence, 5 of them its own: 400 - 5 - 1 = 394, not 400 - 5 - 6";
+  Sequence* below = make(4, 393.5);
+  Sequence* above = make(4, 394.5);
+  scheduler.add(below);
+  scheduler.add(above);
+  EXPECT_EQ(ids(scheduler.waiting_order()),
+            (std::vector<uint64_t>{below->id, long_one->id, above->id}))
+      << "1 token generated since it was sent back: 400 - 5 - 1 = 394, not 400 - 5 - 6 (the "
+         "steps it ran credited too) nor 400 - 5";
+}
+
+// A request that has waited past max_wait_s and needs a block sends another back rather than
+// itself, even one with less work left.
+TEST_F(LengthSchedulingTest, AStarvedRequestIsNotTheOneSentBackWhenAnotherCanGo) {
+  BlockManager blocks(4, 4, false);  // 16 tokens: two sequences of 9 do not fit
+  Scheduler scheduler({.max_batch_tokens = 64,
+                       .max_seqs = 2,
+                       .policy = SchedulingPolicy::kSjf,
+                       .aging = 1.0,
+                       .max_wait_s = 60.0},
+                      blocks, 64, clock());
+  Sequence* starved = make(4, 400);
+  scheduler.add(starved);
+  complete(scheduler.schedule());
+  now_ += 30;
+  Sequence* short_one = make(4, 5);
+  scheduler.add(short_one);
+  now_ += 30;
+  StepPlan plan;
+  for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
+    plan = scheduler.schedule();
+    complete(plan);
+  }
+  EXPECT_EQ(plan.preempted, (std::vector<Sequence*>{short_one}))
+      << "the older request waited 60 s; the short one, 30 s, goes back though its work is less";
 }
 
 // A parallel sample or beam forked while its parent waits has waited as long as the parent.
@@ -212,7 +242,8 @@ TEST_F(LengthSchedulingTest, AForkWaitsAsLongAsItsParent) {
   Sequence* newer = make(4, 95);
   scheduler.add(newer);
   EXPECT_EQ(child->arrival_time, parent->arrival_time);
-  EXPECT_EQ(child->arrival_generation, parent->arrival_generation);
+  EXPECT_EQ(child->waiting_since, parent->waiting_since);
+  EXPECT_EQ(child->waited_before, parent->waited_before);
   EXPECT_EQ(ids(scheduler.waiting_order()),
             (std::vector<uint64_t>{parent->id, child->id, newer->id}))
       << "both at 100 - 10 = 90, before the new request at 95";
