@@ -68,6 +68,10 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
   }
 }
 
+bool Scheduler::waited_past_bound(const Sequence& s, double now) const {
+  return now - s.arrival_time >= config_.max_wait_s;
+}
+
 bool Scheduler::uses_predictions() const {
   return config_.policy == SchedulingPolicy::kSjf && predictions_trusted_;
 }
@@ -96,7 +100,7 @@ void Scheduler::order_waiting() {
   // the aging credit of the tokens generated while they waited. The time a preempted request
   // ran is not waiting: its own tokens already shrank its work left.
   const auto key = [&](const Sequence* s) {
-    const bool starved = now - s->arrival_time >= config_.max_wait_s;
+    const bool starved = waited_past_bound(*s, now);
     const double waited = s->waited_before + generation_clock_ - s->waiting_since;
     return std::tuple(!starved,
                       starved ? s->arrival_time : predicted_left(*s) - config_.aging * waited,
@@ -149,11 +153,11 @@ Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) 
     if (s == needing) break;
     if (s->status != SequenceStatus::kRunning || limits.busy_request(s)) continue;
     if (!uses_predictions()) return s;
-    if (now - s->arrival_time >= config_.max_wait_s) continue;
+    if (waited_past_bound(*s, now)) continue;
     if (!victim || predicted_left(*s) > predicted_left(*victim)) victim = s;
   }
   if (!victim) return needing;
-  if (now - needing->arrival_time >= config_.max_wait_s) return victim;
+  if (waited_past_bound(*needing, now)) return victim;
   return predicted_left(*needing) > predicted_left(*victim) ? needing : victim;
 }
 

@@ -31,11 +31,10 @@ struct SchedulerConfig {
   SchedulingPolicy policy = SchedulingPolicy::kFcfs;
   // sjf: a waiting request's score (its predicted tokens left) drops by `aging` tokens for every
   // token a running sequence generates while it waits (and not while it ran itself, before a
-  // preemption). Counted in generated tokens rather than
-  // seconds, the credit means the same on a fast host as on a slow one: a long request passes
-  // newer short ones once it has waited about (its work - theirs) / aging decode steps. Once it
-  // has waited max_wait_s it goes ahead of every request that has waited less: the hard bound
-  // that keeps long requests from starving.
+  // preemption). Counted in generated tokens rather than seconds, the credit means the same on a
+  // fast host as on a slow one: a long request passes newer short ones once it has waited about
+  // (its work - theirs) / aging decode steps. Once it has waited max_wait_s it goes ahead of
+  // every request that has waited less: the hard bound that keeps long requests from starving.
   double aging = 1.0;
   double max_wait_s = 60.0;
   KvReservation reservation = KvReservation::kNone;
@@ -116,6 +115,8 @@ class Scheduler {
   void insert_waiting(Sequence* sequence);
   void order_waiting();
   bool uses_predictions() const;
+  // sjf's hard bound: waited max_wait_s since arrival.
+  bool waited_past_bound(const Sequence& s, double now) const;
   // The tokens admission sets aside room for (KvReservation), and the blocks that room still
   // lacks for the running sequences together.
   int32_t reserved_length(const Sequence& sequence) const;

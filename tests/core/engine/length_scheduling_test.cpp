@@ -35,6 +35,24 @@ class LengthSchedulingTest : public testing::SchedulerFixture {
     complete(scheduler.schedule());
     return scheduler;
   }
+  // sjf with two slots over a pool too small for both sequences to grow far.
+  Scheduler two_slot_sjf(BlockManager& blocks) {
+    return Scheduler({.max_batch_tokens = 64,
+                      .max_seqs = 2,
+                      .policy = SchedulingPolicy::kSjf,
+                      .aging = 1.0,
+                      .max_wait_s = 60.0},
+                     blocks, 64, clock());
+  }
+  // Steps (each completed) until one preempts, at most 8; that step's plan.
+  static StepPlan schedule_until_preemption(Scheduler& scheduler) {
+    StepPlan plan;
+    for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
+      plan = scheduler.schedule();
+      complete(plan);
+    }
+    return plan;
+  }
   static std::vector<uint64_t> ids(const std::vector<const Sequence*>& order) {
     std::vector<uint64_t> out;
     for (const Sequence* s : order) out.push_back(s->id);
@@ -179,17 +197,11 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
 // left and are not credited to it again as waiting.
 TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
   BlockManager blocks(5, 4, false);  // 20 tokens: two sequences of 9 do not fit
-  Scheduler scheduler(
-      {.max_batch_tokens = 64, .max_seqs = 2, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
-      blocks, 64, clock());
+  Scheduler scheduler = two_slot_sjf(blocks);
   scheduler.add(make(4, 5));
   Sequence* long_one = make(4, 400);
   scheduler.add(long_one);
-  StepPlan plan;
-  for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
-    plan = scheduler.schedule();
-    complete(plan);
-  }
+  const StepPlan plan = schedule_until_preemption(scheduler);
   ASSERT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}));
   ASSERT_EQ(long_one->generated(), 5);
   Sequence* below = make(4, 393.5);
@@ -206,12 +218,7 @@ TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
 // itself, even one with less work left.
 TEST_F(LengthSchedulingTest, AStarvedRequestIsNotTheOneSentBackWhenAnotherCanGo) {
   BlockManager blocks(4, 4, false);  // 16 tokens: two sequences of 9 do not fit
-  Scheduler scheduler({.max_batch_tokens = 64,
-                       .max_seqs = 2,
-                       .policy = SchedulingPolicy::kSjf,
-                       .aging = 1.0,
-                       .max_wait_s = 60.0},
-                      blocks, 64, clock());
+  Scheduler scheduler = two_slot_sjf(blocks);
   Sequence* starved = make(4, 400);
   scheduler.add(starved);
   complete(scheduler.schedule());
@@ -219,12 +226,7 @@ TEST_F(LengthSchedulingTest, AStarvedRequestIsNotTheOneSentBackWhenAnotherCanGo)
   Sequence* short_one = make(4, 5);
   scheduler.add(short_one);
   now_ += 30;
-  StepPlan plan;
-  for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
-    plan = scheduler.schedule();
-    complete(plan);
-  }
-  EXPECT_EQ(plan.preempted, (std::vector<Sequence*>{short_one}))
+  EXPECT_EQ(schedule_until_preemption(scheduler).preempted, (std::vector<Sequence*>{short_one}))
       << "the older request waited 60 s; the short one, 30 s, goes back though its work is less";
 }
 
