@@ -68,6 +68,9 @@ int run_bench_serve(ServeBenchFlags f) {
   if (before && after) {
     report.preemptions = after->preemptions - before->preemptions;
     report.recomputed_tokens = after->recomputed_tokens - before->recomputed_tokens;
+    if (before->suspensions && after->suspensions) {
+      report.suspensions = *after->suspensions - *before->suspensions;
+    }
   }
   if (f.json) {
     std::cout << report_json(report).dump(2) << "\n";

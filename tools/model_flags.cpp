@@ -52,6 +52,10 @@ void add_model_flags(CLI::App& cmd, LLMOptions& o) {
                  "sjf: a waiting request counts as this many tokens shorter for every token a "
                  "running request generates while it waits")
       ->capture_default_str();
+  cmd.add_option("--sjf-overtake", o.sjf_overtake,
+                 "sjf: a waiting request with at most 1/this of a running one's predicted work "
+                 "left takes its slot; the running one waits with its KV kept (0: off)")
+      ->capture_default_str();
   cmd.add_option("--sjf-max-wait", o.sjf_max_wait_s,
                  "sjf: seconds after which a waiting request goes ahead of shorter ones")
       ->capture_default_str();

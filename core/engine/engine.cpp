@@ -626,6 +626,7 @@ EngineCounters Engine::counters() const {
   EngineCounters c = counters_;
   c.preemptions = scheduler_.preemption_count();
   c.recomputed_tokens = scheduler_.recomputed_tokens();
+  c.suspensions = scheduler_.suspension_count();
   c.length_predictions = static_cast<int64_t>(arrival_predictions_.log.total());
   c.prediction_mean_absolute_error = arrival_predictions_.error;
   c.prediction_kendall_tau = arrival_predictions_.tau;

@@ -87,6 +87,7 @@ struct EngineCounters {
   int64_t prompt_tokens = 0;  // of every request added
   int64_t preemptions = 0;
   int64_t recomputed_tokens = 0;  // dropped by preemptions and computed again
+  int64_t suspensions = 0;        // running sequences sent back to wait with their KV kept
   // Predicted against actual output lengths of the last finished requests (PredictionLog).
   int64_t length_predictions = 0;
   double prediction_mean_absolute_error = 0;

@@ -61,6 +61,13 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
     throw Error(ErrorCategory::kInvalidArgument,
                 "--sjf-aging must be finite and not negative, got " + std::to_string(config.aging));
   }
+  // At a ratio of 1 or less, two requests of equal work would take each other's slot every step.
+  if (config.overtake_ratio != 0 &&
+      !(config.overtake_ratio > 1 && std::isfinite(config.overtake_ratio))) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "--sjf-overtake must be 0 (off) or a finite ratio above 1, got " +
+                    std::to_string(config.overtake_ratio));
+  }
   if (!(config.reservation_margin >= 0)) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "the reservation margin must not be negative, got " +
@@ -70,6 +77,12 @@ Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_
 
 bool Scheduler::waited_past_bound(const Sequence& s, double now) const {
   return now - s.arrival_time >= config_.max_wait_s;
+}
+
+double Scheduler::sjf_score(const Sequence& s) const {
+  const double waiting_now =
+      s.status == SequenceStatus::kWaiting ? generation_clock_ - s.waiting_since : 0.0;
+  return predicted_left(s) - config_.aging * (s.waited_before + waiting_now);
 }
 
 bool Scheduler::uses_predictions() const {
@@ -101,10 +114,7 @@ void Scheduler::order_waiting() {
   // ran is not waiting: its own tokens already shrank its work left.
   const auto key = [&](const Sequence* s) {
     const bool starved = waited_past_bound(*s, now);
-    const double waited = s->waited_before + generation_clock_ - s->waiting_since;
-    return std::tuple(!starved,
-                      starved ? s->arrival_time : predicted_left(*s) - config_.aging * waited,
-                      s->arrival);
+    return std::tuple(!starved, starved ? s->arrival_time : sjf_score(*s), s->arrival);
   };
   std::stable_sort(waiting_.begin(), waiting_.end(),
                    [&](const Sequence* a, const Sequence* b) { return key(a) < key(b); });
@@ -161,15 +171,100 @@ Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) 
   return predicted_left(*needing) > predicted_left(*victim) ? needing : victim;
 }
 
-void Scheduler::preempt(Sequence* sequence, StepPlan& plan) {
-  std::erase(running_, sequence);
+void Scheduler::drop_kv(Sequence* sequence, StepPlan& plan) {
   blocks_.release(sequence->blocks);
   sequence->preempted_computed = sequence->computed;
   sequence->computed = 0;
   sequence->prefix_looked_up = false;
-  insert_waiting(sequence);
+  sequence->suspended = false;
   plan.preempted.push_back(sequence);
   ++preemptions_;
+}
+
+void Scheduler::preempt(Sequence* sequence, StepPlan& plan) {
+  std::erase(running_, sequence);
+  drop_kv(sequence, plan);
+  insert_waiting(sequence);
+}
+
+int32_t Scheduler::suspended_blocks(size_t first, const StepLimits& limits) const {
+  int32_t blocks = 0;
+  for (size_t i = first; i < waiting_.size(); ++i) {
+    const Sequence& s = *waiting_[i];
+    if (!s.suspended || limits.busy_request(&s)) continue;
+    blocks += static_cast<int32_t>(std::ranges::count_if(
+        s.blocks.blocks, [&](int32_t block) { return blocks_.ref_count(block) == 1; }));
+  }
+  return blocks;
+}
+
+bool Scheduler::drop_suspended(size_t first, const StepLimits& limits, StepPlan& plan) {
+  if (config_.overtake_ratio <= 0) return false;  // nothing is ever suspended
+  for (size_t i = waiting_.size(); i-- > first;) {
+    Sequence* s = waiting_[i];
+    if (!s->suspended || limits.busy_request(s)) continue;
+    drop_kv(s, plan);
+    return true;
+  }
+  return false;
+}
+
+Sequence* Scheduler::most_work_left(const StepLimits& limits, double now) const {
+  // Not one that waited past max_wait_s (the bound), nor one with nothing to compute (a beam
+  // waiting for its siblings), nor one of several sequences of a request: those step together,
+  // and a sibling left running would hold its slot waiting for the suspended one.
+  const auto alone = [&](const Sequence* s) {
+    return std::ranges::count(running_, s->id, &Sequence::id) == 1;
+  };
+  Sequence* longest = nullptr;
+  for (Sequence* s : running_) {
+    if (limits.busy_request(s) || s->pending() == 0 || waited_past_bound(*s, now) || !alone(s))
+      continue;
+    if (!longest || sjf_score(*s) > sjf_score(*longest)) longest = s;
+  }
+  return longest;
+}
+
+void Scheduler::overtake(const StepLimits& limits, StepPlan& plan) {
+  if (!uses_predictions() || config_.overtake_ratio <= 0 || waiting_.empty()) return;
+  const double now = clock_();
+  auto free_slots = static_cast<int64_t>(config_.max_seqs) - static_cast<int64_t>(running_.size());
+  int32_t room = blocks_.available_blocks() - outstanding_reservation();
+  // Scores of a token or less count alike, so that requests aged past their own work do not take
+  // turns at each other's slots; one past the bound overtakes as the shortest.
+  const auto overtaking_score = [&](const Sequence& s) {
+    return waited_past_bound(s, now) ? 1.0 : std::max(sjf_score(s), 1.0);
+  };
+  const std::vector<Sequence*> order = waiting_;
+  for (Sequence* waiting : order) {
+    if (limits.busy_request(waiting)) continue;
+    // Only while the predicted output of those let in fits beside what runs, with what admission
+    // sets aside for them: when the pool runs dry a suspended sequence's KV goes first, and it
+    // would then be recomputed.
+    const double expected =
+        static_cast<double>(waiting->tokens.size()) + std::ceil(predicted_left(*waiting));
+    room -=
+        blocks_lacking(*waiting, static_cast<int32_t>(std::min<double>(expected, context_size_)));
+    if (free_slots > 0) {
+      --free_slots;
+      if (room < 0) return;
+      continue;
+    }
+    // Forks can fill more than the slots; a suspension then frees none.
+    if (free_slots < 0) return;
+    Sequence* longest = most_work_left(limits, now);
+    if (!longest ||
+        overtaking_score(*waiting) * config_.overtake_ratio > overtaking_score(*longest)) {
+      return;
+    }
+    room += reservation_left(*longest);
+    if (room < 0) return;
+    std::erase(running_, longest);
+    longest->suspended = true;
+    insert_waiting(longest);
+    plan.suspended.push_back(longest);
+    ++suspensions_;
+  }
 }
 
 bool Scheduler::copy_on_write(Sequence* sequence, StepPlan& plan) {
@@ -191,6 +286,8 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
   if (count <= 0) return true;
   while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
          !copy_on_write(sequence, plan)) {
+    // A suspended sequence's KV first: it is waiting anyway.
+    if (drop_suspended(0, limits, plan)) continue;
     // A running sequence that no step in flight uses; `sequence` itself at the latest.
     Sequence* victim = choose_victim(sequence, limits);
     preempt(victim, plan);
@@ -231,19 +328,28 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
     const int32_t count = std::min(sequence->pending(), budget);
     // The room set aside for the running sequences' expected growth is not free for this one,
     // unless nothing runs (a request whose reservation exceeds the pool still runs alone).
-    const int32_t needed =
-        blocks_.blocks_for(std::max(reserved_length(*sequence), sequence->computed + count)) -
-        static_cast<int32_t>(sequence->blocks.blocks.size());
+    const int32_t needed = blocks_lacking(*sequence, sequence->computed + count);
     const bool reserved =
         running_.empty() || blocks_.available_blocks() - outstanding_reservation() >= needed;
     if (!reserved || !blocks_.grow(sequence->blocks, sequence->computed + count)) {
+      // The KV of suspended sequences further back in the order is the room to take first: with
+      // nothing running, always (nothing else will free any); otherwise when it is enough.
+      const int32_t lacking = needed - (blocks_.available_blocks() - outstanding_reservation());
+      if ((running_.empty() || suspended_blocks(next + 1, limits) >= lacking) &&
+          drop_suspended(next + 1, limits, plan)) {
+        continue;
+      }
       // Not enough room yet: give back what the lookup took, and wait for running work to end.
-      blocks_.release(sequence->blocks);
-      sequence->computed = 0;
-      sequence->prefix_looked_up = false;
+      // A suspended sequence waits holding its KV, which is what lets it resume for nothing.
+      if (!sequence->suspended) {
+        blocks_.release(sequence->blocks);
+        sequence->computed = 0;
+        sequence->prefix_looked_up = false;
+      }
       return;
     }
     waiting_.erase(at);
+    sequence->suspended = false;
     sequence->waited_before += generation_clock_ - sequence->waiting_since;
     recomputed_tokens_ += std::max(0, sequence->preempted_computed - sequence->computed);
     sequence->preempted_computed = 0;
@@ -271,19 +377,27 @@ int32_t Scheduler::reserved_length(const Sequence& s) const {
   return std::min(std::max(length, now), context_size_);
 }
 
-int32_t Scheduler::outstanding_reservation() const {
+int32_t Scheduler::blocks_lacking(const Sequence& s, int32_t tokens) const {
+  return blocks_.blocks_for(std::max(reserved_length(s), tokens)) -
+         static_cast<int32_t>(s.blocks.blocks.size());
+}
+
+int32_t Scheduler::reservation_left(const Sequence& s) const {
   if (config_.reservation == KvReservation::kNone) return 0;
+  return std::max(0, blocks_lacking(s, 0));
+}
+
+int32_t Scheduler::outstanding_reservation() const {
   int32_t blocks = 0;
-  for (const Sequence* s : running_) {
-    blocks += std::max(
-        0, blocks_.blocks_for(reserved_length(*s)) - static_cast<int32_t>(s->blocks.blocks.size()));
-  }
+  for (const Sequence* s : running_) blocks += reservation_left(*s);
   return blocks;
 }
 
 StepPlan Scheduler::schedule(const StepLimits& limits) {
   StepPlan plan;
   order_waiting();
+  overtake(limits, plan);
+  if (!plan.suspended.empty()) order_waiting();
   int32_t budget = std::min(config_.max_batch_tokens, limits.max_tokens);
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {

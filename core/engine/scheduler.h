@@ -37,6 +37,10 @@ struct SchedulerConfig {
   // every request that has waited less: the hard bound that keeps long requests from starving.
   double aging = 1.0;
   double max_wait_s = 60.0;
+  // sjf: with every slot taken, a waiting request whose score is at most 1/overtake_ratio of a
+  // running one's takes that one's slot; the running one waits again with its KV kept, so it
+  // resumes without recomputing. 0: running requests keep their slots.
+  double overtake_ratio = 0.0;
   KvReservation reservation = KvReservation::kNone;
   double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction
 };
@@ -54,6 +58,7 @@ struct StepPlan {
   std::vector<ScheduledChunk> chunks;
   std::vector<std::pair<int32_t, int32_t>> block_copies;    // copy-on-write (source, destination)
   std::vector<Sequence*> preempted;                         // lost their blocks; will recompute
+  std::vector<Sequence*> suspended;                         // back to waiting, their KV kept
   std::vector<std::pair<Sequence*, std::string>> rejected;  // can never fit; with the reason
 };
 
@@ -69,10 +74,12 @@ struct StepLimits {
 
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
 // ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
-// into chunks that ride along with decodes. When the pool runs dry, a running sequence that no
-// step in flight holds and this step has not yet given work is preempted (its blocks freed,
-// recomputed later): under sjf the one with the most predicted work left, otherwise the most
-// recently admitted; that may be the sequence that needs the room.
+// into chunks that ride along with decodes. Under sjf with an overtake ratio, a much shorter
+// waiting request first suspends the running one with the most predicted work left (which keeps
+// its KV while it waits). When the pool runs dry, a suspended sequence's KV goes first, then a
+// running sequence that no step in flight holds and this step has not yet given work is
+// preempted (its blocks freed, recomputed later): under sjf the one with the most predicted work
+// left, otherwise the most recently admitted; that may be the sequence that needs the room.
 class Scheduler {
  public:
   // Seconds on a monotonic clock; tests pass a fake one.
@@ -94,6 +101,8 @@ class Scheduler {
   size_t running_count() const { return running_.size(); }
   size_t waiting_count() const { return waiting_.size(); }
   int64_t preemption_count() const { return preemptions_; }
+  // Running sequences sent back to wait with their KV kept, for a shorter request.
+  int64_t suspension_count() const { return suspensions_; }
   // Tokens whose K/V a preemption dropped and that were computed again (less what the prefix
   // cache gave back).
   int64_t recomputed_tokens() const { return recomputed_tokens_; }
@@ -110,6 +119,17 @@ class Scheduler {
                         StepPlan& plan);
   Sequence* choose_victim(Sequence* needing, const StepLimits& limits) const;
   void preempt(Sequence* sequence, StepPlan& plan);
+  // Frees a sequence's blocks, to be recomputed, and counts the preemption.
+  void drop_kv(Sequence* sequence, StepPlan& plan);
+  // Suspends running sequences for much shorter waiting ones (SchedulerConfig::overtake_ratio).
+  void overtake(const StepLimits& limits, StepPlan& plan);
+  // The running sequence overtaking may suspend: the most sjf work left among those it may.
+  Sequence* most_work_left(const StepLimits& limits, double now) const;
+  // Blocks that only the suspended sequences at or after waiting position `first` hold.
+  int32_t suspended_blocks(size_t first, const StepLimits& limits) const;
+  // Frees the KV of the suspended sequence latest in the waiting order at or after position
+  // `first` (which no step in flight holds), as a preemption; false when there is none.
+  bool drop_suspended(size_t first, const StepLimits& limits, StepPlan& plan);
   void admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan);
   bool copy_on_write(Sequence* sequence, StepPlan& plan);
   void insert_waiting(Sequence* sequence);
@@ -117,10 +137,17 @@ class Scheduler {
   bool uses_predictions() const;
   // sjf's hard bound: waited max_wait_s since arrival.
   bool waited_past_bound(const Sequence& s, double now) const;
+  // sjf's score: the predicted work left less the aging credit (for a running sequence, what it
+  // waited before it was admitted).
+  double sjf_score(const Sequence& s) const;
   // The tokens admission sets aside room for (KvReservation), and the blocks that room still
   // lacks for the running sequences together.
   int32_t reserved_length(const Sequence& sequence) const;
   int32_t outstanding_reservation() const;
+  // The blocks a sequence lacks to hold `tokens` tokens and its reservation; the reservation
+  // alone, when one is kept (0 when it holds it all).
+  int32_t blocks_lacking(const Sequence& sequence, int32_t tokens) const;
+  int32_t reservation_left(const Sequence& sequence) const;
 
   SchedulerConfig config_;
   BlockManager& blocks_;
@@ -133,6 +160,7 @@ class Scheduler {
   // that micro-batches in flight (each holding a share of them) add their share.
   double generation_clock_ = 0;
   int64_t preemptions_ = 0;
+  int64_t suspensions_ = 0;
   int64_t recomputed_tokens_ = 0;
   bool predictions_trusted_ = true;
 };

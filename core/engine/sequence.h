@@ -34,6 +34,7 @@ struct Sequence {
   int32_t cached_prompt_tokens = 0;  // served by the prefix cache at admission
   int32_t preempted_computed = 0;    // tokens computed when it was last preempted
   bool prefix_looked_up = false;
+  bool suspended = false;  // waiting with its KV kept, overtaken by a shorter request
   uint64_t adapter = 0;    // keeps prefix-cache blocks apart per LoRA adapter; 0: none
   int32_t lora_slot = -1;  // the adapter's LoRA slot; -1: the base model alone
   BlockTable blocks;

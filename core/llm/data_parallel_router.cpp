@@ -103,6 +103,7 @@ EngineStats DataParallelRouter::stats() const {
     sum.generated_tokens += s.generated_tokens;
     sum.preemptions += s.preemptions;
     sum.recomputed_tokens += s.recomputed_tokens;
+    sum.suspensions += s.suspensions;
     // Each replica learns from its own requests: their figures are averaged by weight.
     const auto weight = static_cast<double>(s.length_predictions);
     sum.length_prediction_error += weight * s.length_prediction_error;

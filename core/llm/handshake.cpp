@@ -68,6 +68,7 @@ std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFi
       {"--max-seqs", static_cast<uint64_t>(o.max_seqs)},
       {"--scheduling-policy", hash_text(o.scheduling_policy)},
       {"--sjf-aging", number(o.sjf_aging)},
+      {"--sjf-overtake", number(o.sjf_overtake)},
       {"--sjf-max-wait", number(o.sjf_max_wait_s)},
       {"--kv-reservation", hash_text(o.kv_reservation)},
       {"--lora-dtype", hash_text(o.lora_dtype)},

@@ -68,6 +68,7 @@ LoadedModel::LoadedModel(const LLMOptions& options)
                       .policy = parse_scheduling_policy(options.scheduling_policy),
                       .aging = options.sjf_aging,
                       .max_wait_s = options.sjf_max_wait_s,
+                      .overtake_ratio = options.sjf_overtake,
                       .reservation = parse_kv_reservation(options.kv_reservation)};
   if (!options.length_head.empty()) {
     if (c.final_softcap > 0) {
@@ -180,6 +181,7 @@ EngineStats engine_stats(const Engine& engine, const FinishCounts& finished) {
                      .generated_tokens = c.generated_tokens,
                      .preemptions = c.preemptions,
                      .recomputed_tokens = c.recomputed_tokens,
+                     .suspensions = c.suspensions,
                      .length_predictions = c.length_predictions,
                      .length_prediction_error = c.prediction_mean_absolute_error,
                      .length_prediction_tau = c.prediction_kendall_tau,

@@ -70,6 +70,7 @@ struct EngineStats {
   int64_t generated_tokens = 0;
   int64_t preemptions = 0;        // sequences evicted from the KV pool and recomputed later
   int64_t recomputed_tokens = 0;  // tokens those preemptions dropped and computed again
+  int64_t suspensions = 0;        // running sequences that waited again, KV kept, for shorter ones
   // Length-aware scheduling (docs/scheduling.md): finished completions whose output length was
   // predicted, and over the last 512 of them the mean absolute error in tokens and the rank
   // agreement with the actual lengths (Kendall's tau-b); whether sjf trusts the predictions.

@@ -20,6 +20,7 @@ class LLMOptions:
     max_seqs: int
     scheduling_policy: str
     sjf_aging: float
+    sjf_overtake: float
     sjf_max_wait_s: float
     kv_reservation: str
     length_head: str
@@ -148,6 +149,7 @@ class EngineStats:
     prompt_tokens: int
     generated_tokens: int
     preemptions: int
+    suspensions: int
     prefix_cache_hit_rate: float
     kv_blocks_total: int
     kv_blocks_free: int

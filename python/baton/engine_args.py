@@ -57,9 +57,10 @@ class EngineArgs:
     ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
     threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
     contexts); ``seed``: where requests without their own seed draw theirs from;
-    ``sjf_aging`` (tokens per token generated), ``sjf_max_wait`` (seconds), ``kv_reservation``
-    ("none", "predicted", "max") and ``length_head`` (a file of ``baton length-head -o``):
-    length-aware scheduling (docs/scheduling.md).
+    ``sjf_aging`` (tokens per token generated), ``sjf_overtake`` (a ratio; 0 = off),
+    ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
+    ``length_head`` (a file of ``baton length-head -o``): length-aware scheduling
+    (docs/scheduling.md).
     ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
     either value asks: it runs no code from model files and captures no CUDA graphs.
     """
@@ -75,6 +76,7 @@ class EngineArgs:
     kv_cache_dtype: str = "auto"
     scheduling_policy: str = "fcfs"
     sjf_aging: float = 1.0
+    sjf_overtake: float = 0.0
     sjf_max_wait: float = 60.0
     kv_reservation: str = "none"
     length_head: str = ""
@@ -122,6 +124,7 @@ def llm_options(
     options.kv_cache_dtype = _KV_CACHE_DTYPES.get(args.kv_cache_dtype, args.kv_cache_dtype)
     options.scheduling_policy = args.scheduling_policy
     options.sjf_aging = float(args.sjf_aging)
+    options.sjf_overtake = float(args.sjf_overtake)
     options.sjf_max_wait_s = float(args.sjf_max_wait)
     options.kv_reservation = args.kv_reservation
     options.length_head = args.length_head

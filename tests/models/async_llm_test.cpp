@@ -157,6 +157,45 @@ TEST_F(AsyncLLMTest, OversizedPromptGetsAnErrorWhileOthersComplete) {
   EXPECT_EQ(llm.stats().failed, 1);
 }
 
+// sjf with overtaking and one slot: short requests that arrive while a long one runs take its
+// slot, and it resumes from the KV it kept. Every output is what the request gives alone.
+TEST_F(AsyncLLMTest, ShortRequestsOvertakeARunningLongOneAndNoOutputChanges) {
+  LLMOptions o = options();
+  o.context_size = 512;
+  const auto params = [](int32_t tokens) {
+    GenerationParams p = greedy(tokens);
+    p.ignore_eos = true;
+    p.expected_tokens = tokens;
+    return p;
+  };
+  const std::vector<size_t> shorts = {0, 1, 3};
+  std::vector<GenerationOutput> expected;
+  {
+    LLM llm(o);
+    expected.push_back(llm.generate(kPrompts[2], params(400)));
+    for (size_t i : shorts) expected.push_back(llm.generate(kPrompts[i], params(4)));
+  }
+  o.max_seqs = 1;
+  o.scheduling_policy = "sjf";
+  o.sjf_overtake = 4;
+  AsyncLLM llm(o);
+  Events events;
+  std::vector<uint64_t> ids = {llm.add_request({kPrompts[2], params(400)}, events.callback())};
+  ASSERT_TRUE(events.wait_started(ids[0]));
+  for (size_t i : shorts)
+    ids.push_back(llm.add_request({kPrompts[i], params(4)}, events.callback()));
+  for (size_t r = 0; r < ids.size(); ++r) {
+    ASSERT_TRUE(events.wait_finished(ids[r]));
+    const StreamEvent last = events.of(ids[r]).back();
+    ASSERT_TRUE(last.output.has_value()) << last.error;
+    EXPECT_EQ(last.output->tokens, expected[r].tokens) << "request " << r;
+  }
+  const EngineStats stats = llm.stats();
+  EXPECT_GE(stats.suspensions, 1) << "the long request's 400 tokens outlast the shorts' arrival";
+  EXPECT_EQ(stats.preemptions, 0);
+  EXPECT_TRUE(wait_all_blocks_free(llm));
+}
+
 TEST_F(AsyncLLMTest, DestructorWithRequestsInFlightReturnsPromptly) {
   Events events;
   std::vector<uint64_t> ids;

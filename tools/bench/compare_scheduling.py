@@ -26,7 +26,8 @@ serves the measured workload with the head, at the same arrival rate.
 
 Usage: compare_scheduling.py [--baton build/bin/baton] [-t 2] [--requests 200] [--max-seqs 8]
            [--ctx 512] [--load 0.9] [--small-kv 4.0] [--policies-only] [--length-head]
-           [--sjf-aging A [A ...]] [--seed 1] [--work-dir /tmp/baton-sched-bench] model.gguf
+           [--sjf-aging A [A ...]] [--sjf-overtake R [R ...]]
+           [--seed 1] [--work-dir /tmp/baton-sched-bench] model.gguf
 """
 import argparse
 import json
@@ -106,7 +107,8 @@ def fit_length_head(args):
 def row(name, r, base=None):
     cells = [name, "%.2f" % r["requests_per_s"], "%.1f" % r["output_tokens_per_s"],
              "%.0f" % r["e2e_ms"]["mean"], "%.0f" % r["e2e_ms"]["p99"],
-             str(r.get("preemptions")), str(r.get("recomputed_tokens"))]
+             str(r.get("preemptions")), str(r.get("recomputed_tokens")),
+             str(r.get("suspensions"))]
     if base:
         cells += ["%.2fx" % (r["output_tokens_per_s"] / base["output_tokens_per_s"]),
                   "%.2fx" % (r["e2e_ms"]["mean"] / base["e2e_ms"]["mean"]),
@@ -131,6 +133,9 @@ def main():
                         help="also serve sjf with a hidden-state head fitted on another seed's log")
     parser.add_argument("--sjf-aging", type=float, nargs="+", default=[None],
                         help="serve sjf once per --sjf-aging value given (default: the server's)")
+    parser.add_argument("--sjf-overtake", type=float, nargs="+", default=[None],
+                        help="serve sjf once per --sjf-overtake value given, for each aging "
+                             "(default: the server's)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--work-dir", default="/tmp/baton-sched-bench")
     parser.add_argument("model")
@@ -144,11 +149,16 @@ def main():
     fcfs = measure(args, dataset, ["--scheduling-policy", "fcfs"], rate)
     sjf_runs = []
     for aging in args.sjf_aging:
-        flags = ["--scheduling-policy", "sjf"]
-        if aging is not None:
-            flags += ["--sjf-aging", str(aging)]
-        name = "sjf" if aging is None else "sjf, aging %g" % aging
-        sjf_runs.append((name, measure(args, dataset, flags, rate)))
+        for overtake in args.sjf_overtake:
+            flags = ["--scheduling-policy", "sjf"]
+            name = "sjf"
+            if aging is not None:
+                flags += ["--sjf-aging", str(aging)]
+                name += ", aging %g" % aging
+            if overtake is not None:
+                flags += ["--sjf-overtake", str(overtake)]
+                name += ", overtake %g" % overtake
+            sjf_runs.append((name, measure(args, dataset, flags, rate)))
     if args.length_head:
         head, fitted = fit_length_head(args)
         sjf_head = measure(args, dataset, ["--scheduling-policy", "sjf", "--length-head", head],
@@ -159,7 +169,7 @@ def main():
         reserve = measure(args, dataset, small + ["--kv-reservation", "predicted"], rate)
 
     header = ("| run | req/s | output tok/s | e2e mean ms | e2e p99 ms | preemptions | "
-              "recomputed tokens | tok/s ratio | mean ratio | p99 ratio |")
+              "recomputed tokens | suspensions | tok/s ratio | mean ratio | p99 ratio |")
     print("capacity (all at once): %.2f req/s; Poisson arrivals at %.2f req/s (%.0f%%)\n"
           % (capacity["requests_per_s"], rate, 100 * args.load))
     if args.length_head:
@@ -169,7 +179,7 @@ def main():
                  fitted["online"]["kendall_tau"], fitted["head"]["mean_absolute_error"],
                  fitted["head"]["kendall_tau"]))
     print(header)
-    print("|" + " --- |" * 10)
+    print("|" + " --- |" * 11)
     print(row("fcfs", fcfs))
     for name, sjf in sjf_runs:
         print(row(name, sjf, fcfs))

@@ -97,6 +97,7 @@ std::string format_table(const BenchReport& r) {
     out += "| preemptions | " + std::to_string(*r.preemptions) + " |\n";
     out += "| recomputed tokens | " + std::to_string(*r.recomputed_tokens) + " |\n";
   }
+  if (r.suspensions) out += "| suspensions | " + std::to_string(*r.suspensions) + " |\n";
   if (r.failed > 0) out += "\nfirst error: " + r.first_error + "\n";
   if (r.completed == 0) return out;
   out += "\n| latency ms | mean | p50 | p90 | p99 |\n| --- | ---: | ---: | ---: | ---: |\n";
@@ -139,6 +140,7 @@ nlohmann::json report_json(const BenchReport& r) {
       {"preemptions", r.preemptions ? nlohmann::json(*r.preemptions) : nlohmann::json(nullptr)},
       {"recomputed_tokens",
        r.recomputed_tokens ? nlohmann::json(*r.recomputed_tokens) : nlohmann::json(nullptr)},
+      {"suspensions", r.suspensions ? nlohmann::json(*r.suspensions) : nlohmann::json(nullptr)},
   };
 }
 

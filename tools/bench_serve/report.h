@@ -43,6 +43,7 @@ struct BenchReport {
   // What the server's /metrics counted during the run (a Baton server only).
   std::optional<int64_t> preemptions;
   std::optional<int64_t> recomputed_tokens;
+  std::optional<int64_t> suspensions;
 };
 
 BenchReport make_report(const RunDescription& run, const LoadResult& load);

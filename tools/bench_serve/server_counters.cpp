@@ -28,7 +28,9 @@ std::optional<ServerCounters> parse_server_counters(const std::string& metrics_p
   const std::optional<int64_t> recomputed =
       sample_value(metrics_page, "baton_recomputed_tokens_total");
   if (!preemptions || !recomputed) return std::nullopt;
-  return ServerCounters{.preemptions = *preemptions, .recomputed_tokens = *recomputed};
+  return ServerCounters{.preemptions = *preemptions,
+                        .recomputed_tokens = *recomputed,
+                        .suspensions = sample_value(metrics_page, "baton_suspensions_total")};
 }
 
 std::optional<ServerCounters> scrape_server_counters(const LoadOptions& options) {

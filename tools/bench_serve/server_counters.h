@@ -12,6 +12,7 @@ namespace baton::bench_serve {
 struct ServerCounters {
   int64_t preemptions = 0;
   int64_t recomputed_tokens = 0;
+  std::optional<int64_t> suspensions;  // none from a server older than sjf's overtaking
 };
 
 // The counters in a Prometheus text page; none when the page lacks them (not a Baton server).

@@ -103,6 +103,9 @@ void render_replicas(std::string& out, const std::vector<EngineStats>& replicas)
          [](const EngineStats& s) { return s.prefix_hit_tokens; });
   family("baton_replica_preemptions_total", "counter", "Sequences preempted, per replica.",
          [](const EngineStats& s) { return s.preemptions; });
+  family("baton_replica_suspensions_total", "counter",
+         "Running sequences sent back to wait with their KV kept, per replica.",
+         [](const EngineStats& s) { return s.suspensions; });
 }
 
 }  // namespace
@@ -174,6 +177,9 @@ std::string ServerMetrics::render(const EngineStats& s, const std::vector<Engine
   counter("baton_recomputed_tokens_total",
           "Tokens whose KV a preemption dropped and that were computed again.",
           s.recomputed_tokens);
+  counter("baton_suspensions_total",
+          "Running sequences sent back to wait, their KV kept, for a shorter request.",
+          s.suspensions);
   counter("baton_length_predictions_total", "Finished completions whose length was predicted.",
           s.length_predictions);
   gauge("baton_length_prediction_error_tokens",

@@ -12,11 +12,20 @@ TEST(ServerCounters, ReadsBatonsCountersFromAMetricsPage) {
       "baton_preemptions_total 12\n"
       "baton_preemptions_total_other 99\n"
       "baton_recomputed_tokens_total 3456\n"
+      "baton_suspensions_total 78\n"
       "baton_request_success_total{finished_reason=\"stop\"} 5\n";
   const std::optional<ServerCounters> counters = parse_server_counters(page);
   ASSERT_TRUE(counters);
   EXPECT_EQ(counters->preemptions, 12);
   EXPECT_EQ(counters->recomputed_tokens, 3456);
+  EXPECT_EQ(counters->suspensions, 78);
+}
+
+TEST(ServerCounters, AnOlderServerHasNoSuspensions) {
+  const std::optional<ServerCounters> counters =
+      parse_server_counters("baton_preemptions_total 1\nbaton_recomputed_tokens_total 2\n");
+  ASSERT_TRUE(counters);
+  EXPECT_FALSE(counters->suspensions);
 }
 
 TEST(ServerCounters, AnotherServersPageHasNone) {
