@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -241,6 +242,42 @@ TEST_F(OvertakingTest, RemovingASuspendedRequestGivesItsBlocksBack) {
   scheduler.remove(long_one);
   EXPECT_EQ(blocks.available_blocks(), before - short_took + 2) << "the long one's 2 blocks";
   EXPECT_EQ(scheduler.waiting_count(), 0u);
+}
+
+// Random arrivals of short and long requests into a pool that runs dry: every step does work
+// until the last request ends (no stall with requests waiting), each request generates its
+// length, and every block comes back.
+TEST_F(OvertakingTest, AMixedWorkloadUnderATightPoolAlwaysFinishes) {
+  std::mt19937 random(7);
+  const auto draw = [&](int from, int count) { return from + static_cast<int>(random() % count); };
+  BlockManager blocks(48, 4, false);  // 192 tokens: a few long requests fill it
+  Scheduler scheduler = sjf(blocks, 4, 2.0);
+  std::vector<std::pair<Sequence*, int>> requests;
+  for (int step = 0; step < 20000 && (requests.size() < 300 || !scheduler.empty()); ++step) {
+    if (requests.size() < 300 && random() % 2 == 0) {
+      const int length = random() % 5 == 0 ? draw(60, 20) : draw(4, 8);
+      Sequence* s = make(draw(4, 8), length, length);
+      scheduler.add(s);
+      requests.emplace_back(s, length);
+    }
+    const StepPlan plan = scheduler.schedule();
+    ASSERT_TRUE(plan.rejected.empty());
+    ASSERT_TRUE(!plan.chunks.empty() || !plan.preempted.empty() || scheduler.empty())
+        << "a step without work while " << scheduler.waiting_count() << " requests wait, step "
+        << step;
+    complete(plan);
+    for (auto& [s, length] : requests) {
+      if (s->status == SequenceStatus::kRunning && s->generated() >= length) {
+        EXPECT_EQ(s->generated(), length);
+        scheduler.remove(s);
+      }
+    }
+  }
+  EXPECT_TRUE(scheduler.empty());
+  EXPECT_EQ(requests.size(), 300u);
+  EXPECT_EQ(blocks.available_blocks(), blocks.total_blocks());
+  EXPECT_GT(scheduler.suspension_count(), 0);
+  EXPECT_GT(scheduler.preemption_count(), 0) << "the pool was meant to run dry";
 }
 
 TEST_F(OvertakingTest, ARatioOfOneOrLessIsRefusedNamingTheFlag) {
