@@ -329,13 +329,12 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
     // The room set aside for the running sequences' expected growth is not free for this one,
     // unless nothing runs (a request whose reservation exceeds the pool still runs alone).
     const int32_t needed = blocks_lacking(*sequence, sequence->computed + count);
-    const bool reserved =
-        running_.empty() || blocks_.available_blocks() - outstanding_reservation() >= needed;
+    const int32_t unreserved = blocks_.available_blocks() - outstanding_reservation();
+    const bool reserved = running_.empty() || unreserved >= needed;
     if (!reserved || !blocks_.grow(sequence->blocks, sequence->computed + count)) {
       // The KV of suspended sequences further back in the order is the room to take first: with
       // nothing running, always (nothing else will free any); otherwise when it is enough.
-      const int32_t lacking = needed - (blocks_.available_blocks() - outstanding_reservation());
-      if ((running_.empty() || suspended_blocks(next + 1, limits) >= lacking) &&
+      if ((running_.empty() || suspended_blocks(next + 1, limits) >= needed - unreserved) &&
           drop_suspended(next + 1, limits, plan)) {
         continue;
       }
@@ -388,6 +387,7 @@ int32_t Scheduler::reservation_left(const Sequence& s) const {
 }
 
 int32_t Scheduler::outstanding_reservation() const {
+  if (config_.reservation == KvReservation::kNone) return 0;
   int32_t blocks = 0;
   for (const Sequence* s : running_) blocks += reservation_left(*s);
   return blocks;
