@@ -405,9 +405,11 @@ Action add_bench_command(CLI::App& app) {
   add_output_constraint_flags(*cmd, f->offline.grammar);
   const Action serve = add_bench_serve_command(*cmd);
   const Action grammar = add_bench_grammar_command(*cmd);
-  return [f, cmd, serve, grammar] {
+  const Action schedule = add_bench_schedule_command(*cmd);
+  return [f, cmd, serve, grammar, schedule] {
     if (cmd->got_subcommand("serve")) return serve();
     if (cmd->got_subcommand("grammar")) return grammar();
+    if (cmd->got_subcommand("schedule")) return schedule();
     if (!f->options.model.empty()) f->options.model = resolve_model_path(f->options.model);
     return run_bench(*f);
   };

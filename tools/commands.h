@@ -20,6 +20,8 @@ Action add_bench_command(CLI::App& app);
 Action add_bench_serve_command(CLI::App& bench);
 // `bench grammar`, likewise.
 Action add_bench_grammar_command(CLI::App& bench);
+// `bench schedule`, likewise.
+Action add_bench_schedule_command(CLI::App& bench);
 Action add_batch_command(CLI::App& app);
 Action add_serve_command(CLI::App& app);
 Action add_chat_command(CLI::App& app);

@@ -169,6 +169,46 @@ TEST(BenchCliErrors, NamesTheBadValue) {
   EXPECT_NE(r.out.find("12x34"), std::string::npos) << r.out;
 }
 
+// `bench schedule` needs no model: one row per policy and load, each seed's figures in the
+// JSON, and ratios to the fcfs row of the same load.
+TEST(BenchSchedule, ComparesThePoliciesOnEachSeedsWorkload) {
+  const CommandResult r = baton(
+      "bench schedule --seeds 2 --requests 200 --load 0.9,1 --sjf-overtake 0,4 "
+      "--kv-reservation none,predicted --json");
+  ASSERT_EQ(r.exit_code, 0) << r.out;
+  const auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 12u) << "(fcfs, sjf, sjf overtake 4) x 2 reservations x 2 loads";
+  EXPECT_EQ(rows[0]["variant"], "fcfs");
+  EXPECT_EQ(rows[2]["variant"], "sjf, overtake 4");
+  EXPECT_EQ(rows[3]["variant"], "fcfs, reservation predicted");
+  EXPECT_EQ(rows[11]["load"], 1.0);
+  for (const auto& row : rows) {
+    ASSERT_EQ(row["seeds"].size(), 2u);
+    for (const auto& seed : row["seeds"]) {
+      EXPECT_GT(seed["mean_latency_steps"].get<double>(), 16) << "no request is shorter";
+      EXPECT_GE(seed["p99_latency_steps"], seed["mean_latency_steps"]);
+      EXPECT_EQ(seed["empty_steps"], 0);
+    }
+    if (row["variant"].get<std::string>().starts_with("fcfs")) {
+      EXPECT_EQ(row["mean_ratio"], 1.0);
+      EXPECT_EQ(row["throughput_ratio"], 1.0);
+    }
+  }
+  EXPECT_GT(rows[2]["seeds"][0]["suspensions"].get<double>(), 0);
+  const CommandResult table = baton("bench schedule --seeds 1 --requests 100 --load 0.8");
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  EXPECT_NE(table.out.find("| 0.80 | sjf, overtake 4 |"), std::string::npos) << table.out;
+}
+
+TEST(BenchSchedule, RefusesAnEmptyRunNamingTheFlags) {
+  for (const char* flags :
+       {"--seeds 0", "--kv-tokens 8", "--step-ms 0", "--requests 0", "--kv-reservation some"}) {
+    const CommandResult r = baton(std::string("bench schedule ") + flags, true);
+    EXPECT_EQ(r.exit_code, 1) << flags;
+    EXPECT_FALSE(r.out.empty()) << flags;
+  }
+}
+
 TEST(SynthCli, RejectsUnknownShapesAndTypes) {
   const std::string out = (std::filesystem::temp_directory_path() / "baton_never.gguf").string();
   EXPECT_EQ(baton("synth gpt-9 -o " + out).exit_code, 1);
