@@ -39,7 +39,8 @@ struct SchedulerConfig {
   double max_wait_s = 60.0;
   // sjf: with every slot taken, a waiting request whose score is at most 1/overtake_ratio of a
   // running one's takes that one's slot; the running one waits again with its KV kept, so it
-  // resumes without recomputing. 0: running requests keep their slots.
+  // resumes without recomputing. 0: running requests keep their slots (LLMOptions turns it on
+  // at 4).
   double overtake_ratio = 0.0;
   KvReservation reservation = KvReservation::kNone;
   double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction

@@ -57,8 +57,8 @@ class EngineArgs:
     ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
     threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
     contexts); ``seed``: where requests without their own seed draw theirs from;
-    ``sjf_aging`` (tokens per token generated), ``sjf_overtake`` (a ratio; 0 = off),
-    ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
+    ``sjf_aging`` (tokens per token generated), ``sjf_overtake`` (a ratio, default 4; 0 =
+    off), ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
     ``length_head`` (a file of ``baton length-head -o``): length-aware scheduling
     (docs/scheduling.md).
     ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
@@ -76,7 +76,7 @@ class EngineArgs:
     kv_cache_dtype: str = "auto"
     scheduling_policy: str = "fcfs"
     sjf_aging: float = 1.0
-    sjf_overtake: float = 0.0
+    sjf_overtake: float = 4.0
     sjf_max_wait: float = 60.0
     kv_reservation: str = "none"
     length_head: str = ""
