@@ -106,6 +106,7 @@ nlohmann::json run_load(const ScheduleBenchFlags& f, double load) {
     spec.load = load;
     spec.slots = f.simulation.scheduler.max_seqs;
     spec.prefill_tokens_per_step = f.simulation.prefill_tokens_per_step;
+    spec.block_size = f.simulation.block_size;
     spec.seed = static_cast<uint32_t>(seed);
     const auto workload = schedule_sim::mixed_workload(spec);
     for (size_t v = 0; v < all.size(); ++v) {
@@ -180,11 +181,16 @@ void print(const ScheduleBenchFlags& f, const nlohmann::json& rows) {
 }
 
 int run(const ScheduleBenchFlags& f) {
-  if (f.seeds < 1 || f.simulation.block_size < 1 || f.kv_tokens < f.simulation.block_size ||
-      f.step_ms <= 0 || !(f.simulation.prefill_tokens_per_step >= 0)) {
+  const auto refuse = [](const std::string& flag, const std::string& rule, double value) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "bench schedule: --seeds, --kv-block-size and --step-ms "
-                "must be positive, --kv-tokens a block or more");
+                "bench schedule: " + flag + " must be " + rule + ", got " + std::to_string(value));
+  };
+  if (f.seeds < 1) refuse("--seeds", "at least 1", f.seeds);
+  if (f.simulation.block_size < 1) refuse("--kv-block-size", "at least 1", f.simulation.block_size);
+  if (f.kv_tokens < f.simulation.block_size) refuse("--kv-tokens", "a block or more", f.kv_tokens);
+  if (!(f.step_ms > 0)) refuse("--step-ms", "above 0", f.step_ms);
+  if (!(f.simulation.prefill_tokens_per_step >= 0)) {
+    refuse("--prefill-tokens-per-step", "0 or more", f.simulation.prefill_tokens_per_step);
   }
   nlohmann::json rows = nlohmann::json::array();
   for (double load : f.loads) {

@@ -580,7 +580,7 @@ void Engine::apply_deferred_aborts(std::vector<SequenceUpdate>& updates) {
 
 void Engine::ScoredPredictions::add(double predicted, int32_t generated) {
   log.add(predicted, generated);
-  if (log.size() < kPredictionWindow || log.total() % 16 == 0) {
+  if (log.size() < kTrustWindow || log.total() % kTrustEvery == 0) {
     tau = log.kendall_tau();
     error = log.mean_absolute_error();
   }
@@ -591,12 +591,8 @@ void Engine::learn_length(const Request& request, int32_t generated) {
   arrival_predictions_.add(request.arrival_prediction, generated);
   if (request.head_predicted) head_predictions_.add(request.predicted_output, generated);
   learned_since_prediction_ = true;
-  // Ranking is all that sjf needs of a prediction; once a full window of finished requests
-  // ranks poorly, the scheduler stops using them until the ranking recovers.
-  constexpr double kMinTau = 0.2;
-  const PredictionLog& log = arrival_predictions_.log;
-  if (log.size() >= kPredictionWindow && log.total() % 16 == 0) {
-    scheduler_.trust_predictions(arrival_predictions_.tau >= kMinTau);
+  if (arrival_predictions_.log.trust_due()) {
+    scheduler_.trust_predictions(arrival_predictions_.tau >= kMinTrustedTau);
   }
 }
 

@@ -177,8 +177,7 @@ class Engine {
     bool cold_prediction = false;  // made before anything alike was learned (confidence 0)
   };
   // Predicted against actual lengths, with its error and tau kept current: tau costs
-  // O(window²), so it is computed every 16 completions once the window is full.
-  static constexpr size_t kPredictionWindow = 64;
+  // O(window²), so it is computed every kTrustEvery completions once the window is full.
   struct ScoredPredictions {
     PredictionLog log;
     double tau = 0, error = 0;

@@ -62,6 +62,13 @@ class OnlineLengthPredictor final : public LengthPredictor {
   uint64_t observations_ = 0;
 };
 
+// Ranking is all that sjf needs of a prediction: once a full window of finished requests ranks
+// them poorly (Kendall's tau below the floor), the scheduler stops using predictions until the
+// ranking recovers. Tau costs O(window²), so it is judged every kTrustEvery completions.
+inline constexpr size_t kTrustWindow = 64;
+inline constexpr uint64_t kTrustEvery = 16;
+inline constexpr double kMinTrustedTau = 0.2;
+
 // Predicted against actual lengths of the last finished requests: the error and the rank
 // agreement (Kendall's tau) that /metrics shows and that decides whether the scheduler trusts
 // the predictions.
@@ -75,6 +82,8 @@ class PredictionLog {
   double mean_absolute_error() const;
   // Kendall's tau-b over the kept pairs; 0 with fewer than two.
   double kendall_tau() const;
+  // Whether trust is judged after the completion just added (kTrustWindow, kTrustEvery).
+  bool trust_due() const { return size() >= kTrustWindow && total() % kTrustEvery == 0; }
 
  private:
   size_t capacity_;

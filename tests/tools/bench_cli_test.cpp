@@ -200,12 +200,15 @@ TEST(BenchSchedule, ComparesThePoliciesOnEachSeedsWorkload) {
   EXPECT_NE(table.out.find("| 0.80 | sjf, overtake 4 |"), std::string::npos) << table.out;
 }
 
-TEST(BenchSchedule, RefusesAnEmptyRunNamingTheFlags) {
-  for (const char* flags :
-       {"--seeds 0", "--kv-tokens 8", "--step-ms 0", "--requests 0", "--kv-reservation some"}) {
+TEST(BenchSchedule, RefusesAnEmptyRunNamingTheBadValue) {
+  for (const auto& [flags, named] :
+       {std::pair("--seeds 0", "--seeds"), std::pair("--kv-tokens 8", "--kv-tokens"),
+        std::pair("--step-ms 0", "--step-ms"), std::pair("--requests 0", "request (0)"),
+        std::pair("--prefill-tokens-per-step -1", "--prefill-tokens-per-step"),
+        std::pair("--kv-reservation some", "'some'")}) {
     const CommandResult r = baton(std::string("bench schedule ") + flags, true);
     EXPECT_EQ(r.exit_code, 1) << flags;
-    EXPECT_FALSE(r.out.empty()) << flags;
+    EXPECT_NE(r.out.find(named), std::string::npos) << flags << ": " << r.out;
   }
 }
 

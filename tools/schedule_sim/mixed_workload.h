@@ -17,12 +17,14 @@ struct WorkloadSpec {
   int32_t system_prompt_tokens = 32;
   int32_t question_tokens = 8;
   // Arrivals at `load` times the rate that `slots` sequences, each generating one token a step,
-  // serve when each question takes its tokens / prefill_tokens_per_step steps alone (0: prompts
-  // cost nothing; the system prompt is the prefix cache's after its first use): one request per
-  // (mean output tokens / slots + question steps).
+  // serve when each prompt's uncached tokens take tokens / prefill_tokens_per_step steps alone
+  // (0: prompts cost nothing): one request per (mean output tokens / slots + prompt steps).
+  // Uncached: all but the system prompt's whole blocks of block_size, which the prefix cache
+  // holds after their first use.
   double load = 0.9;
   int32_t slots = 8;
   double prefill_tokens_per_step = 0;
+  int32_t block_size = 16;
   uint32_t seed = 1;
 };
 

@@ -16,7 +16,8 @@ struct Live {
   size_t index;  // in the workload
   std::unique_ptr<Sequence> sequence;
   LengthFeatures features;
-  bool cold = false;  // predicted before anything was learned: max_tokens
+  double arrival_prediction = 0;  // what the trust in predictions is judged on, as the engine's
+  bool cold = false;              // predicted before anything was learned: max_tokens
 };
 
 class Simulation {
@@ -46,7 +47,8 @@ class Simulation {
         throw Error(
             ErrorCategory::kInternal,
             "schedule simulation did not end: " + std::to_string(scheduler_.waiting_count()) +
-                " requests still wait after " + std::to_string(result_.steps) + " steps");
+                " requests wait and " + std::to_string(scheduler_.running_count()) + " run after " +
+                std::to_string(result_.steps) + " steps");
       }
     }
     result_.time = now_;
@@ -70,14 +72,14 @@ class Simulation {
       live.features = {.prefix_keys = prefix_keys(r.prompt, config_.block_size),
                        .max_tokens = r.output_tokens};
       const LengthPrediction prediction = predictor_.predict(live.features);
-      s.predicted_output = prediction.tokens;
+      s.predicted_output = live.arrival_prediction = prediction.tokens;
       live.cold = prediction.confidence == 0;
       scheduler_.add(&s);
       live_.push_back(std::move(live));
     }
   }
 
-  // Runs a plan; how long it took.
+  // Runs a plan; how long it took. A plan with nothing to compute launches nothing.
   double step() {
     const StepPlan plan = scheduler_.schedule();
     if (!plan.rejected.empty()) {
@@ -90,9 +92,13 @@ class Simulation {
       s.computed += c.count;
       blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
       if (c.needs_logits) s.tokens.push_back(0);
-      if (c.count > 1) prompt_tokens += c.count;
+      // Anything but the decode of the last sampled token is prompt work: prefill, recompute.
+      if (c.count > 1 || c.first < s.prompt_length) prompt_tokens += c.count;
     }
-    if (plan.chunks.empty()) ++result_.empty_steps;
+    if (plan.chunks.empty()) {
+      ++result_.empty_steps;
+      return 0;
+    }
     if (scheduler_.waiting_count() > 0 &&
         scheduler_.running_count() < static_cast<size_t>(config_.scheduler.max_seqs)) {
       ++result_.idle_slot_steps;
@@ -106,12 +112,14 @@ class Simulation {
     for (auto it = live_.begin(); it != live_.end();) {
       Sequence& s = *it->sequence;
       const SimulatedRequest& r = workload_[it->index];
-      if (s.status != SequenceStatus::kRunning || s.generated() < r.output_tokens) {
+      if (s.generated() < r.output_tokens) {
         ++it;
         continue;
       }
       result_.latencies[it->index] = now_ - r.arrival;
       predictor_.observe(it->features, s.generated());
+      log_.add(it->arrival_prediction, s.generated());
+      if (log_.trust_due()) scheduler_.trust_predictions(log_.kendall_tau() >= kMinTrustedTau);
       scheduler_.remove(&s);
       it = live_.erase(it);
       learned = true;
@@ -126,7 +134,7 @@ class Simulation {
       Sequence& s = *live.sequence;
       if (!live.cold || s.status != SequenceStatus::kWaiting || s.generated() > 0) continue;
       const LengthPrediction prediction = predictor_.predict(live.features);
-      s.predicted_output = prediction.tokens;
+      s.predicted_output = live.arrival_prediction = prediction.tokens;
       live.cold = prediction.confidence == 0;
     }
   }
@@ -137,6 +145,7 @@ class Simulation {
   double now_ = 0;  // in decode steps
   Scheduler scheduler_;
   OnlineLengthPredictor predictor_;
+  PredictionLog log_;
   std::vector<Live> live_;
   size_t next_ = 0;
   SimulationResult result_;
@@ -146,6 +155,15 @@ class Simulation {
 
 SimulationResult simulate(const std::vector<SimulatedRequest>& workload,
                           const SimulationConfig& config) {
+  for (size_t i = 0; i < workload.size(); ++i) {
+    const size_t length = workload[i].prompt.size() + workload[i].output_tokens;
+    if (length > static_cast<size_t>(config.context)) {
+      throw Error(ErrorCategory::kInvalidArgument,
+                  "schedule simulation: request " + std::to_string(i) + " needs " +
+                      std::to_string(length) + " tokens; the context holds " +
+                      std::to_string(config.context));
+    }
+  }
   if (workload.empty()) return {};
   return Simulation(workload, config).run();
 }

@@ -2,14 +2,16 @@
 
 // Baton's scheduler run on a simulated engine: every step, what it plans is computed at once
 // and each sequence whose prompt is done samples one token. Time is counted in decode steps: a
-// step takes one, plus its prompt tokens (chunks of more than one token: prefill and recompute)
-// over prefill_tokens_per_step; a prompt's cached prefix costs nothing, as in the engine. A
-// decode step costs one whatever the number of sequences in it, as where reading the weights
-// dominates; on the demo model a step of one sequence takes about a third of one of eight, so
-// policies that run fewer sequences at once (reservation under a small pool) fare worse here
-// than when served. Without a model and a host's noise, a policy's latency figures repeat
-// exactly, so that policies compare on many seeds in seconds. Lengths are predicted as the
-// engine predicts them (OnlineLengthPredictor, learned from finished requests).
+// step takes one, plus its prompt work (every chunk token but a decode of the last sampled
+// token: prefill and recompute) over prefill_tokens_per_step; a prompt's cached prefix costs
+// nothing, as in the engine, and a plan with nothing to compute takes no time. A decode step
+// costs one whatever the number of sequences in it, as where reading the weights dominates; on
+// the demo model a step of one sequence takes about a third of one of eight, so policies that
+// run fewer sequences at once (reservation under a small pool) fare worse here than when
+// served. Without a model and a host's noise, a policy's latency figures repeat exactly (with
+// one standard library's random distributions), so that policies compare on many seeds in
+// seconds. Lengths are predicted, and predictions trusted, as the engine does it
+// (OnlineLengthPredictor learned from finished requests, PredictionLog's tau).
 
 #include <cstdint>
 #include <vector>
@@ -46,7 +48,8 @@ struct SimulationResult {
   double mean_running = 0;  // sequences per step
 };
 
-// Throws Error when the scheduler rejects a request or the run does not end.
+// `workload` is in arrival order. Throws Error when a request's prompt and output do not fit the
+// context, the scheduler rejects a request, or the run does not end.
 SimulationResult simulate(const std::vector<SimulatedRequest>& workload,
                           const SimulationConfig& config);
 

@@ -123,13 +123,21 @@ TEST(ScheduleSimulation, RepeatsExactly) {
   EXPECT_EQ(first.suspensions, again.suspensions);
 }
 
-TEST(ScheduleSimulation, ARequestLongerThanTheContextIsAnError) {
-  const std::vector<SimulatedRequest> workload = {request(0, 600, 0)};
+TEST(ScheduleSimulation, ARequestThatCannotFitIsAnErrorNamingIt) {
   SimulationConfig c = config(SchedulingPolicy::kFcfs, 8);
-  c.context = 32;
+  c.context = 100;
   try {
-    simulate(workload, c);
-    FAIL() << "a 40-token prompt in a 32-token context was accepted";
+    simulate({request(0, 20, 0), request(1, 300, 100)}, c);
+    FAIL() << "40 + 300 tokens in a 100-token context were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("request 1 needs 340 tokens"), std::string::npos)
+        << e.what();
+  }
+  c = config(SchedulingPolicy::kFcfs, 8);
+  c.kv_blocks = 2;  // 32 tokens: the scheduler rejects a 40-token prompt
+  try {
+    simulate({request(0, 20, 0)}, c);
+    FAIL() << "a prompt larger than the pool was accepted";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("rejected"), std::string::npos) << e.what();
   }
