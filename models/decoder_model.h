@@ -3,7 +3,7 @@
 #include <memory>
 #include <vector>
 
-#include "models/model_shard.h"
+#include "models/shard_layout.h"
 #include "models/step_graph.h"
 #include "models/weight_loader.h"
 

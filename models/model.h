@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/comm/communicator.h"
-#include "core/gguf/gguf_file.h"
-#include "core/op.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/runtime/backend.h"
+#include "core/runtime/comm/communicator.h"
+#include "core/runtime/op.h"
 
 namespace baton {
 

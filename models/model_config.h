@@ -1,6 +1,6 @@
 #pragma once
 
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/model.h"
 
 namespace baton {

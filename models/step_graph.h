@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "core/backend.h"
-#include "core/graph.h"
+#include "core/runtime/backend.h"
+#include "core/runtime/graph.h"
 #include "models/model.h"
 
 namespace baton {

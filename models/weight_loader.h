@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/backend.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/runtime/backend.h"
 
 namespace baton {
 

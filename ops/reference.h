@@ -3,7 +3,7 @@
 // Plain reference kernels: the definition of each op's result, written for clarity (double
 // accumulation, no vectorisation). Backends are tested against these; they run on host tensors.
 
-#include "core/graph.h"
+#include "core/runtime/graph.h"
 
 namespace baton::reference {
 

@@ -1,84 +1,70 @@
 #!/usr/bin/env python3
 """Fails when a source file includes a header of a layer above its own.
 
-The layers, lowest first (docs/architecture.md draws them):
+The build already refuses such an include in every file a target compiles: each layer compiles
+with an include path that holds only its own folders and those below (cmake/layers.cmake). This
+check is the backstop for files no target on this host compiles (a header nothing includes yet,
+GPU kernels without a toolkit) and reads the same table, from cmake/layers.cmake:
 
-  0 runtime    tensor, buffer, dtype and its quantizers, graph, op schemas, backend interface,
-               registry, plugin ABI, communicator (core/*.h|cpp, core/quantize/, core/comm/), and
-               the plain public types
-               every layer may use (baton/chat_template_limits.h, baton/error.h,
-               baton/export.h, baton/generation.h, baton/lora_options.h,
-               baton/sampling_params.h, baton/structured_output.h)
-  1 reference  reference kernels (ops/)
-  2 formats    GGUF, tokenizer, chat templates, Hugging Face import
-  3 models     model families and their loading (models/)
-  4 serving    KV cache, engine, sampling
-  5 facade     LLM, AsyncLLM, C API (core/llm/, the rest of include/baton/)
+  runtime    core/runtime: tensor, buffer, dtype and its quantizers, graph, op schemas, backend
+             interface, registry, plugin ABI, communicator; and the plain public headers every
+             layer may use (BATON_PLAIN_PUBLIC_HEADERS)
+  reference  ops/: reference kernels
+  formats    core/formats: GGUF, tokenizer, chat templates, Hugging Face import
+  models     models/: shared blocks and the model families
+  serving    core/serving: KV cache, engine, sampling
+  api        core/api: LLM, AsyncLLM, C API; and the rest of include/baton/
 
 Backends (backends/) see only the runtime, and nothing but tools and tests includes a backend.
 Tools and tests may include anything. A file may include its own layer and the ones below.
 
-Usage: check_layers.py [ROOT]   (ROOT defaults to the repository this script is in)
+Usage: check_layers.py [ROOT]   (ROOT defaults to the repository this script is in; the table is
+always this repository's)
 """
 import os
 import re
 import sys
 
-RUNTIME, REFERENCE, FORMATS, MODELS, SERVING, FACADE = range(6)
-NAMES = ["runtime", "reference", "formats", "models", "serving", "facade"]
+REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BACKEND = "backend"
-PLAIN_PUBLIC_HEADERS = {
-    "chat_template_limits.h",
-    "error.h",
-    "export.h",
-    "generation.h",
-    "lora_options.h",
-    "sampling_params.h",
-    "structured_output.h",
-}
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cu", ".cuh", ".hip")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+CMAKE_SET = re.compile(r"^set\((\w+)((?:\s+[^\s()]+)+)\s*\)", re.MULTILINE)
 
-# Path prefixes, most specific first; the first that matches decides.
-PREFIXES = [
-    ("core/quantize/", RUNTIME),
-    ("core/comm/", RUNTIME),
-    ("core/gguf/", FORMATS),
-    ("core/tokenizer/", FORMATS),
-    ("core/chat/", FORMATS),
-    ("models/hf_import/", FORMATS),
-    ("core/kv_cache/", SERVING),
-    ("core/engine/", SERVING),
-    ("core/sampling/", SERVING),
-    ("core/llm/", FACADE),
-    ("ops/", REFERENCE),
-    ("models/", MODELS),
-    ("backends/", BACKEND),
-]
+
+def read_table(path=os.path.join(REPOSITORY, "cmake", "layers.cmake")):
+    """The layers in order, each layer's folders, and the plain public headers."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    values = {name: body.split() for name, body in CMAKE_SET.findall(text)}
+    layers = values["BATON_LAYERS"]
+    folders = {layer: values["baton_layer_folders_" + layer] for layer in layers}
+    return layers, folders, set(values["BATON_PLAIN_PUBLIC_HEADERS"])
+
+
+LAYERS, FOLDERS, PLAIN_PUBLIC_HEADERS = read_table()
+RANK = {layer: index for index, layer in enumerate(LAYERS)}
+# Folder prefixes, most specific first, so that the first that matches decides.
+PREFIXES = sorted(((folder.rstrip("/") + "/", layer) for layer in LAYERS for folder in FOLDERS[layer]),
+                  key=lambda entry: -len(entry[0])) + [("backends/", BACKEND)]
 
 
 def layer_of(path):
     """The layer of a repository-relative path, or None for files outside the layers."""
     if path.startswith("include/baton/"):
-        return RUNTIME if os.path.basename(path) in PLAIN_PUBLIC_HEADERS else FACADE
+        return LAYERS[0] if os.path.basename(path) in PLAIN_PUBLIC_HEADERS else LAYERS[-1]
     for prefix, layer in PREFIXES:
         if path.startswith(prefix):
             return layer
-    if path.startswith("core/") and path.count("/") == 1:
-        return RUNTIME
     return None
 
 
 def allowed(source, target):
     if source == BACKEND:
-        return target in (RUNTIME, BACKEND)
+        return target in (LAYERS[0], BACKEND)
     if target == BACKEND:
         return False
-    return target <= source
-
-
-def name(layer):
-    return layer if layer == BACKEND else NAMES[layer]
+    return RANK[target] <= RANK[source]
 
 
 def violations(root):
@@ -103,18 +89,17 @@ def violations(root):
                     target = layer_of(included)
                     if target is not None and not allowed(source, target):
                         found.append("%s:%d: %s (%s) includes %s (%s)" % (
-                            path, number, path, name(source), match.group(1), name(target)))
+                            path, number, path, source, match.group(1), target))
     return found
 
 
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(
-        os.path.abspath(__file__)))
+    root = sys.argv[1] if len(sys.argv) > 1 else REPOSITORY
     found = violations(root)
     for line in found:
         print(line)
     if found:
-        print("%d include(s) point up the layers (see the table in %s)" % (len(found), __file__))
+        print("%d include(s) point up the layers (see the table in cmake/layers.cmake)" % len(found))
         sys.exit(1)
     print("every include points down the layers")
 

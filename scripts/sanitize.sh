@@ -44,7 +44,7 @@ case "$sanitizers" in
       targets=(baton_cli fuzz_gguf fuzz_tokenizer fuzz_jinja fuzz_request_json fuzz_sse
         fuzz_safetensors fuzz_hf_checkpoint fuzz_lora fuzz_grammar fuzz_structured_output gguf_test tokenizer_test test_chat_template test_hf_import cpu_backend_test
         cpu_quantized_matmul_test test_sampler test_engine_core test_kv_cache test_llama_model
-        test_lora test_serve test_demo_model)
+        test_llm test_lora test_serve test_demo_model)
     fi
     # LeakSanitizer is on: a leak fails the test too.
     export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:strict_string_checks=1
@@ -53,7 +53,7 @@ case "$sanitizers" in
   thread)
     dir=build-tsan
     cmake -S . -B "$dir" "${common[@]}" -DBATON_SANITIZE=thread >/dev/null
-    targets=(baton_cli test_llama_model test_data_parallel test_serve test_demo_model
+    targets=(baton_cli test_llama_model test_llm test_data_parallel test_serve test_demo_model
       test_engine_core)
     only='AsyncLLM|EngineBatching|LiveRequests|Server|Serve|Completions|ChatApi|NativeRoutes|'
     # GrammarGeneration: with one OpenMP thread on a multi-core host its masks go beside the step.

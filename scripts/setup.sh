@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Installs Baton's build and test dependencies from Debian's packages (only those missing),
-# then configures and builds into build/. Usage: scripts/setup.sh [extra cmake -D flags], or
-# scripts/setup.sh --deps-only to install only what a build needs and stop (for `pip install .`),
-# or --fuzz-deps for that plus clang and its libFuzzer (scripts/fuzz.sh).
+# then configures and builds into build/. Usage:
+#   scripts/setup.sh [extra cmake -D flags]   everything: library, CLI, plugins, tests, fuzzers
+#   scripts/setup.sh --cli                    only what a build needs, then only the `baton`
+#                                             command and what it links (scripts/run.sh)
+#   scripts/setup.sh --deps-only              only what a build needs, and stop (`pip install .`)
+#   scripts/setup.sh --fuzz-deps              that plus clang and its libFuzzer (scripts/fuzz.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,7 +22,7 @@ packages=(
 # Debian 12's clang is clang 14, whose libFuzzer is in libclang-rt-14-dev.
 if [ "${1:-}" = "--fuzz-deps" ]; then
   packages+=(clang libclang-rt-14-dev)
-elif [ "${1:-}" != "--deps-only" ]; then
+elif [ "${1:-}" != "--deps-only" ] && [ "${1:-}" != "--cli" ]; then
   packages+=(
     libgtest-dev libgmock-dev qemu-user
     hipcc libamdhip64-dev
@@ -43,5 +46,14 @@ if [ "${1:-}" = "--deps-only" ] || [ "${1:-}" = "--fuzz-deps" ]; then
 fi
 
 jobs=$(nproc)
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
+if [ "${1:-}" = "--cli" ]; then
+  # A first configure leaves the tests out, since GoogleTest may not be installed; a build that
+  # scripts/test.sh configured keeps its tests and builds only the command here.
+  tests=()
+  [ -f build/CMakeCache.txt ] || tests=(-DBATON_BUILD_TESTS=OFF)
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${tests[@]}" >/dev/null
+  cmake --build build -j"$jobs" --target baton_cli
+  exit 0
+fi
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DBATON_BUILD_TESTS=ON "$@" >/dev/null
 cmake --build build -j"$jobs"

@@ -1,12 +1,14 @@
 #include <iostream>
 #include <map>
 
-#include "core/comm/world.h"
+#include "core/runtime/comm/world.h"
 #include "tools/commands.h"
+#include "tools/version/build_info.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"Baton: portable LLM inference"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", [] { return baton::cli::version_text(); });
   const std::map<std::string, baton::cli::Action> actions = {
       {"run", baton::cli::add_run_command(app)},
       {"tokenize", baton::cli::add_tokenize_command(app)},

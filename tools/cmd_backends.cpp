@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "core/backend_plugin.h"
-#include "core/backend_registry.h"
+#include "core/runtime/backend_plugin.h"
+#include "core/runtime/backend_registry.h"
 #include "tools/commands.h"
 
 namespace baton::cli {

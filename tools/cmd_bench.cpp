@@ -12,7 +12,7 @@
 
 #include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
-#include "core/llm/placement.h"
+#include "core/api/placement.h"
 #include "tools/commands.h"
 #include "tools/model_bench/benchmark.h"
 #include "tools/model_bench/offline_throughput.h"

@@ -10,8 +10,8 @@
 #include <memory>
 
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
-#include "core/sampling/grammar_constraint.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/serving/sampling/grammar_constraint.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <string>
 
-#include "models/hf_import/convert_checkpoint.h"
+#include "core/formats/hf_import/convert_checkpoint.h"
 #include "tools/commands.h"
 
 namespace baton::cli {
@@ -26,7 +26,7 @@ Action add_convert_command(CLI::App& app) {
   auto f = std::make_shared<ConvertFlags>();
   CLI::App* cmd = app.add_subcommand(
       "convert",
-      "write a Hugging Face Llama/Mistral/Qwen2/Phi-3 checkpoint directory as a GGUF file");
+      "write a Hugging Face Llama/Mistral/Qwen2/Phi-3/Gemma 2 checkpoint directory as a GGUF file");
   cmd->add_option(
          "input", f->input,
          "checkpoint directory: config.json, *.safetensors, tokenizer.model or tokenizer.json")

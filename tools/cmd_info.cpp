@@ -6,7 +6,7 @@
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/matmul/matmul.h"
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/model_config.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"

@@ -6,8 +6,8 @@
 #include <span>
 
 #include "baton/error.h"
-#include "core/llm/handshake.h"
-#include "core/llm/loaded_model.h"
+#include "core/api/handshake.h"
+#include "core/api/loaded_model.h"
 #include "tools/commands.h"
 #include "tools/length_head/length_head_eval.h"
 #include "tools/model_flags.h"

@@ -7,12 +7,12 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/lora/merge_lora.h"
-#include "models/lora/synthetic_lora.h"
 #include "models/model_config.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
+#include "tools/model_tools/synthetic_lora.h"
 
 namespace baton::cli {
 namespace {

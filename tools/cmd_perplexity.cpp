@@ -2,8 +2,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "core/llm/loaded_model.h"
-#include "core/llm/perplexity.h"
+#include "core/api/loaded_model.h"
+#include "core/api/perplexity.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
 

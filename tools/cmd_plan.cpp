@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/kv_cache/paged_kv_cache.h"
-#include "models/synthetic_model.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
 #include "tools/commands.h"
 #include "tools/model_bench/roofline.h"
 #include "tools/model_flags.h"
+#include "tools/model_tools/synthetic_model.h"
 #include "tools/plan/capacity_plan.h"
 
 namespace baton::cli {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "baton/error.h"
-#include "models/quantize_model.h"
 #include "tools/commands.h"
+#include "tools/model_tools/quantize_model.h"
 
 namespace baton::cli {
 namespace {

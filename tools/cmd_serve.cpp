@@ -8,7 +8,7 @@
 #include <optional>
 #include <thread>
 
-#include "models/hf_import/convert_checkpoint.h"
+#include "core/formats/hf_import/convert_checkpoint.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
 #include "tools/serve/http_server.h"

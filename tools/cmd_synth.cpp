@@ -6,8 +6,8 @@
 #include <string_view>
 
 #include "baton/error.h"
-#include "models/synthetic_model.h"
 #include "tools/commands.h"
+#include "tools/model_tools/synthetic_model.h"
 
 namespace baton::cli {
 namespace {

@@ -2,8 +2,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "core/gguf/gguf_file.h"
-#include "core/tokenizer/tokenizer.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/tokenizer/tokenizer.h"
 #include "tools/commands.h"
 
 namespace baton::cli {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "models/hf_import/convert_checkpoint.h"
+#include "core/formats/hf_import/convert_checkpoint.h"
 
 namespace baton::cli {
 namespace {

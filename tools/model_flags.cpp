@@ -13,7 +13,7 @@
 
 #include "baton/error.h"
 #include "baton/structured_output.h"
-#include "core/llm/placement.h"
+#include "core/api/placement.h"
 
 #include "tools/bundled_model.h"
 #include "tools/converted_checkpoint.h"

@@ -8,7 +8,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/isa/cpu_isa.h"
 #include "backends/cpu/kv_store.h"
-#include "core/quantize/quantize.h"
+#include "core/runtime/quantize/quantize.h"
 
 namespace baton::cpu {
 void kv_write(const Context& ctx, const Tensor& k, const Tensor& v, const Tensor& k_cache,

@@ -19,7 +19,7 @@
 #include "backends/cpu/matmul/panel_weights.h"
 #include "backends/cpu/omp_team.h"
 #include "baton/error.h"
-#include "core/backend_registry.h"
+#include "core/runtime/backend_registry.h"
 
 namespace baton {
 namespace {
@@ -61,43 +61,40 @@ bool has_batch(const Node& node) {
 
 // Whether the node's inputs have the dtypes this backend's kernels take (inputs are host).
 bool supports_dtypes(const Node& node) {
+  if (!matches_schema(node)) return false;
   const std::vector<Tensor>& in = node.inputs;
-  auto arity = [&](size_t n) { return in.size() == n; };
   switch (node.op) {
     case OpKind::kEmbedding:
-      return arity(2) && cpu::is_weight_dtype(in[0].dtype()) && is_i32(in[1]);
+      return cpu::is_weight_dtype(in[0].dtype()) && is_i32(in[1]);
     case OpKind::kMatMul:
-      return arity(2) && is_f32(in[0]) && cpu::is_weight_dtype(in[1].dtype());
+      return is_f32(in[0]) && cpu::is_weight_dtype(in[1].dtype());
     case OpKind::kRmsNorm:
-      return arity(2) && is_f32(in[0]) && is_f32(in[1]) &&
-             std::holds_alternative<NormParams>(node.params);
+      return is_f32(in[0]) && is_f32(in[1]);
     case OpKind::kRope:
-      return arity(2) && is_f32(in[0]) && is_i32(in[1]) &&
-             std::holds_alternative<RopeParams>(node.params);
+      return is_f32(in[0]) && is_i32(in[1]);
     case OpKind::kKvWrite:
-      return arity(4) && is_f32(in[0]) && is_f32(in[1]) && is_cache(in[2]) &&
-             in[3].dtype() == in[2].dtype() && has_batch(node);
-    case OpKind::kAttention:
-      return arity(3) && is_f32(in[0]) && is_cache(in[1]) && in[2].dtype() == in[1].dtype() &&
+      return is_f32(in[0]) && is_f32(in[1]) && is_cache(in[2]) && in[3].dtype() == in[2].dtype() &&
              has_batch(node);
+    case OpKind::kAttention:
+      return is_f32(in[0]) && is_cache(in[1]) && in[2].dtype() == in[1].dtype() && has_batch(node);
     case OpKind::kSwiGlu:
     case OpKind::kGeGlu:
     case OpKind::kAdd:
-      return arity(2) && is_f32(in[0]) && is_f32(in[1]);
+      return is_f32(in[0]) && is_f32(in[1]);
     case OpKind::kScale:
     case OpKind::kSoftcap:
-      return arity(1) && is_f32(in[0]) && std::holds_alternative<ScalarParams>(node.params);
+      return is_f32(in[0]);
     case OpKind::kSoftmax:
     case OpKind::kArgmax:
-      return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;
+      return is_f32(in[0]) && in[0].row_length() > 0;
     case OpKind::kGetRows:
-      return arity(2) && is_f32(in[0]) && is_i32(in[1]);
+      return is_f32(in[0]) && is_i32(in[1]);
     case OpKind::kAllReduce: {
       const auto* collective = std::get_if<CollectiveParams>(&node.params);
-      return arity(1) && is_f32(in[0]) && collective && collective->group;
+      return is_f32(in[0]) && collective && collective->group;
     }
     case OpKind::kLora:
-      return arity(5) && is_f32(in[0]) && is_f32(in[1]) && is_lora_slot_dtype(in[2].dtype()) &&
+      return is_f32(in[0]) && is_f32(in[1]) && is_lora_slot_dtype(in[2].dtype()) &&
              in[3].dtype() == in[2].dtype() && is_i32(in[4]);
   }
   return false;

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "core/backend.h"
+#include "core/runtime/backend.h"
 
 namespace baton {
 

@@ -1,7 +1,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_kernels.h"
-#include "core/comm/communicator.h"
+#include "core/runtime/comm/communicator.h"
 
 namespace baton::cpu {
 

@@ -3,7 +3,7 @@
 // Row decoders for the weight dtypes, shared by matmul and embedding. A row is decoded one chunk
 // of kChunk elements at a time: one quantization block, and a fixed length the compiler can
 // unroll. Each decoder is a type so kernels are instantiated per dtype with no per-element
-// dispatch. Decoders of the other quantized types are in cpu_dequantize_more.h.
+// dispatch. Decoders of the other quantized types are in cpu_dequantize_legacy_k.h.
 
 #include <cstddef>
 #include <cstdint>
@@ -12,10 +12,10 @@
 #include <vector>
 
 #include "backends/cpu/cpu_dequantize_baton.h"
-#include "backends/cpu/cpu_dequantize_more.h"
+#include "backends/cpu/cpu_dequantize_legacy_k.h"
 #include "baton/error.h"
-#include "core/dtype.h"
-#include "core/half.h"
+#include "core/runtime/dtype.h"
+#include "core/runtime/half.h"
 
 namespace baton::cpu {
 

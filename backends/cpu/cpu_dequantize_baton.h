@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/dtype.h"
-#include "core/fp8.h"
-#include "core/half.h"
+#include "core/runtime/dtype.h"
+#include "core/runtime/fp8.h"
+#include "core/runtime/half.h"
 
 namespace baton::cpu {
 

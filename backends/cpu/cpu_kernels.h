@@ -4,9 +4,9 @@
 // already checked dtypes with supports() and shapes through the Graph builder; kernels check
 // only data-dependent indices (ids, rows, block tables), before their parallel loops.
 
-#include "core/graph.h"
-#include "core/op.h"
-#include "core/tensor.h"
+#include "core/runtime/graph.h"
+#include "core/runtime/op.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::cpu {
 

@@ -8,7 +8,7 @@
 #include "backends/cpu/cpu_kernels.h"
 #include "backends/cpu/elementwise/elementwise.h"
 #include "backends/cpu/kv_store.h"
-#include "core/quantize/quantize.h"
+#include "core/runtime/quantize/quantize.h"
 
 namespace baton::cpu {
 namespace {

@@ -3,7 +3,7 @@
 #include <cstddef>
 #include <memory>
 
-#include "core/buffer.h"
+#include "core/runtime/buffer.h"
 
 namespace baton::cpu {
 

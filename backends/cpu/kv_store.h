@@ -1,14 +1,14 @@
 #pragma once
 
 // How a KV-cache row is written, shared by kv_write and the fused rope + kv_write. Heads are
-// encoded with core/quantize/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8, int8), the
-// reference's own encoder, so caches match the reference bit for bit.
+// encoded with core/runtime/quantize/quantize.h's quantize_row (f32 copy, f16, bf16, q8_0, fp8,
+// int8), the reference's own encoder, so caches match the reference bit for bit.
 
 #include <cstddef>
 #include <cstdint>
 
-#include "core/quantize/quantize.h"
-#include "core/tensor.h"
+#include "core/runtime/quantize/quantize.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::cpu {
 

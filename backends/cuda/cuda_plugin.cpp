@@ -10,7 +10,7 @@
 #include "backends/cuda/nccl_collectives.h"
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/gpu_probe.h"
-#include "core/backend_plugin_abi.h"
+#include "core/runtime/backend_plugin_abi.h"
 
 namespace baton::cuda {
 namespace {

@@ -87,7 +87,7 @@ class NcclCollectives final : public gpu::DeviceCollectives {
   }
 
   // By the group's address: a run's groups live as long as its placement, which outlives every
-  // backend step (core/llm/placement.h).
+  // backend step (core/api/placement.h).
   std::map<const Communicator*, ncclComm_t> comms_;
 };
 

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/buffer.h"
+#include "core/runtime/buffer.h"
 
 namespace baton::gpu {
 

@@ -3,7 +3,7 @@
 #include <cstddef>
 
 #include "backends/gpu/gpu_runtime.h"
-#include "core/comm/communicator.h"
+#include "core/runtime/comm/communicator.h"
 
 namespace baton::gpu {
 

@@ -9,7 +9,7 @@
 #include "backends/gpu/pinned_staging.h"
 #include "backends/gpu/step_metadata.h"
 #include "baton/error.h"
-#include "core/comm/world.h"
+#include "core/runtime/comm/world.h"
 
 namespace baton::gpu {
 namespace {

@@ -13,7 +13,7 @@
 #include "backends/gpu/device_collectives.h"
 #include "backends/gpu/gemm.h"
 #include "backends/gpu/gpu_runtime.h"
-#include "core/backend.h"
+#include "core/runtime/backend.h"
 
 namespace baton::gpu {
 

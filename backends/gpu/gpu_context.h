@@ -13,7 +13,7 @@
 #include "backends/gpu/gemm.h"
 #include "backends/gpu/gpu_runtime.h"
 #include "backends/gpu/step_metadata.h"
-#include "core/graph.h"
+#include "core/runtime/graph.h"
 
 namespace baton::gpu {
 

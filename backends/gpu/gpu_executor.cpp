@@ -9,7 +9,7 @@
 #include "backends/gpu/gpu_context.h"
 #include "backends/gpu/kernels/kernels.h"
 #include "baton/error.h"
-#include "core/comm/communicator.h"
+#include "core/runtime/comm/communicator.h"
 
 namespace baton::gpu {
 

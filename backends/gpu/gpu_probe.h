@@ -7,7 +7,7 @@
 #include <string>
 
 #include "backends/gpu/gpu_runtime.h"
-#include "core/backend.h"
+#include "core/runtime/backend.h"
 
 namespace baton::gpu {
 

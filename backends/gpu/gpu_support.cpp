@@ -1,4 +1,4 @@
-// Which nodes a GPU backend runs: the ops of core/op.h with the dtypes its kernels take, on
+// Which nodes a GPU backend runs: the ops of core/runtime/op.h with the dtypes its kernels take, on
 // tensors in its own memory. Anything else is reported up front, naming the node, rather than
 // failing inside a kernel.
 
@@ -43,42 +43,40 @@ bool is_plain_attention(const Node& node) {
 }
 
 bool supports_dtypes(const Node& node) {
+  if (!matches_schema(node)) return false;
   const std::vector<Tensor>& in = node.inputs;
-  auto arity = [&](size_t n) { return in.size() == n; };
   switch (node.op) {
     case OpKind::kEmbedding:
-      return arity(2) && is_weight(in[0]) && is_i32(in[1]);
+      return is_weight(in[0]) && is_i32(in[1]);
     case OpKind::kMatMul:
-      return arity(2) && is_f32(in[0]) && in[0].rank() == 2 && is_weight(in[1]);
+      return is_f32(in[0]) && in[0].rank() == 2 && is_weight(in[1]);
     case OpKind::kRmsNorm:
-      return arity(2) && is_f32(in[0]) && is_f32(in[1]) &&
-             std::holds_alternative<NormParams>(node.params);
+      return is_f32(in[0]) && is_f32(in[1]);
     case OpKind::kRope:
-      return arity(2) && is_f32(in[0]) && in[0].rank() == 3 && is_i32(in[1]) &&
-             std::holds_alternative<RopeParams>(node.params);
+      return is_f32(in[0]) && in[0].rank() == 3 && is_i32(in[1]);
     case OpKind::kKvWrite:
-      return arity(4) && is_f32(in[0]) && is_f32(in[1]) && in[0].rank() == 3 &&
+      return is_f32(in[0]) && is_f32(in[1]) && in[0].rank() == 3 &&
              in[1].shape() == in[0].shape() && is_cache_pair(in[2], in[3]) &&
              in[2].dim(2) == in[0].dim(1) && in[2].dim(3) == in[0].dim(2) && has_batch(node);
     case OpKind::kAttention:
       // The kernels keep a head's output in registers: head_dim up to kMaxHeadDim.
-      return arity(3) && is_f32(in[0]) && in[0].rank() == 3 && is_cache_pair(in[1], in[2]) &&
+      return is_f32(in[0]) && in[0].rank() == 3 && is_cache_pair(in[1], in[2]) &&
              in[1].dim(3) == in[0].dim(2) && in[1].dim(2) > 0 && in[0].dim(1) % in[1].dim(2) == 0 &&
              in[0].dim(2) <= kMaxHeadDim && has_batch(node) && is_plain_attention(node);
     case OpKind::kSwiGlu:
     case OpKind::kAdd:
-      return arity(2) && is_f32(in[0]) && is_f32(in[1]);
+      return is_f32(in[0]) && is_f32(in[1]);
     case OpKind::kSoftmax:
     case OpKind::kArgmax:
-      return arity(1) && is_f32(in[0]) && in[0].row_length() > 0;
+      return is_f32(in[0]) && in[0].row_length() > 0;
     case OpKind::kGetRows:
-      return arity(2) && is_f32(in[0]) && in[0].rank() == 2 && is_i32(in[1]);
+      return is_f32(in[0]) && in[0].rank() == 2 && is_i32(in[1]);
     case OpKind::kAllReduce: {
       const auto* collective = std::get_if<CollectiveParams>(&node.params);
-      return arity(1) && is_f32(in[0]) && collective && collective->group;
+      return is_f32(in[0]) && collective && collective->group;
     }
     case OpKind::kLora:
-      return arity(5) && is_f32(in[0]) && is_f32(in[1]) && is_lora_slot_dtype(in[2].dtype()) &&
+      return is_f32(in[0]) && is_f32(in[1]) && is_lora_slot_dtype(in[2].dtype()) &&
              in[3].dtype() == in[2].dtype() && is_i32(in[4]) && in[2].dim(1) <= kMaxLoraRank;
     case OpKind::kGeGlu:  // Gemma 2's ops: no GPU kernels yet
     case OpKind::kScale:

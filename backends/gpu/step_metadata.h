@@ -13,7 +13,7 @@
 #include "backends/gpu/device_allocator.h"
 #include "backends/gpu/kernels/kernels.h"
 #include "backends/gpu/pinned_staging.h"
-#include "core/graph.h"
+#include "core/runtime/graph.h"
 
 namespace baton::gpu {
 

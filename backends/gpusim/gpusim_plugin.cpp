@@ -6,7 +6,7 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpusim/host_gemm.h"
-#include "core/backend_plugin_abi.h"
+#include "core/runtime/backend_plugin_abi.h"
 
 namespace gpusim {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 
 namespace gpusim {
 namespace {

@@ -19,7 +19,7 @@
 #include <functional>
 
 #include "backends/gpusim/sim_runtime.h"
-#include "core/half.h"
+#include "core/runtime/half.h"
 
 using dim3 = gpusim::Dim3;
 

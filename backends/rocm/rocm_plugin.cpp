@@ -8,7 +8,7 @@
 
 #include "backends/gpu/gpu_backend.h"
 #include "backends/gpu/gpu_probe.h"
-#include "core/backend_plugin_abi.h"
+#include "core/runtime/backend_plugin_abi.h"
 
 namespace baton::rocm {
 namespace {

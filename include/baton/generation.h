@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "baton/engine_stats.h"
 #include "baton/export.h"
 #include "baton/sampling_params.h"
 
 namespace baton {
 
-// A new field must also travel to data-parallel replicas: core/llm/replica_wire.cpp.
+// A new field must also travel to data-parallel replicas: core/api/replica_wire.cpp.
 struct GenerationParams {
   SamplingParams sampling;
   int32_t max_tokens = 128;       // new tokens at most; generation also stops at the context end
@@ -38,8 +39,8 @@ struct GenerationParams {
   // The client's estimate of the tokens this request will generate (0: none), taken in place of
   // the engine's own prediction by length-aware scheduling (docs/scheduling.md).
   int32_t expected_tokens = 0;
-  // A grammar in llama.cpp's GBNF that the output must follow (core/sampling/grammar.h); empty:
-  // none. Sampling only, not beam search.
+  // A grammar in llama.cpp's GBNF that the output must follow (core/serving/sampling/grammar.h);
+  // empty: none. Sampling only, not beam search.
   std::string grammar;
 };
 
@@ -60,47 +61,6 @@ struct TokenLogprob {
 struct TokenLogprobs {
   TokenLogprob chosen;
   std::vector<TokenLogprob> top;  // GenerationParams::logprobs entries, most likely first
-};
-
-// Engine activity since the model was loaded, and gauges of its state now.
-struct EngineStats {
-  int64_t steps = 0;
-  int64_t computed_tokens = 0;  // tokens run through the model (prefill and decode)
-  int64_t prompt_tokens = 0;    // of every request the engine accepted
-  int64_t generated_tokens = 0;
-  int64_t preemptions = 0;        // sequences evicted from the KV pool and recomputed later
-  int64_t recomputed_tokens = 0;  // tokens those preemptions dropped and computed again
-  int64_t suspensions = 0;        // running sequences that waited again, KV kept, for shorter ones
-  // Length-aware scheduling (docs/scheduling.md): finished completions whose output length was
-  // predicted, and over the last 512 of them the mean absolute error in tokens and the rank
-  // agreement with the actual lengths (Kendall's tau-b); whether sjf trusts the predictions.
-  int64_t length_predictions = 0;
-  double length_prediction_error = 0;
-  double length_prediction_tau = 0;
-  bool length_predictions_trusted = true;
-  // The same for the length head's predictions once prompts are computed (LLMOptions::
-  // length_head); those above are made at arrival, and they alone decide the trust.
-  int64_t length_head_predictions = 0;
-  double length_head_error = 0;
-  double length_head_tau = 0;
-  int64_t prefix_query_tokens = 0;   // prompt tokens looked up in the prefix cache
-  int64_t prefix_hit_tokens = 0;     // of which served from cached blocks
-  double prefix_cache_hit_rate = 0;  // prefix_hit_tokens / prefix_query_tokens
-  // Time spent on grammars (structured outputs): token masks and matcher moves, wherever they
-  // ran. Masks are computed on a thread of their own beside the model's step; what the engine's
-  // thread paid is its own grammar work plus its waits for those masks.
-  double grammar_seconds = 0;
-  double grammar_engine_seconds = 0;
-  int32_t kv_blocks_total = 0;
-  int32_t kv_blocks_free = 0;  // free or holding only cached prefixes
-  int32_t kv_blocks_used = 0;  // held by live sequences
-  int32_t running = 0;         // sequences being computed (a request's samples count apiece)
-  int32_t waiting = 0;         // sequences queued for admission or recompute
-  // Finished requests by their (first completion's) finish reason, and rejected ones.
-  int64_t finished_stop = 0;
-  int64_t finished_length = 0;
-  int64_t finished_aborted = 0;
-  int64_t failed = 0;
 };
 
 }  // namespace baton

@@ -6,7 +6,7 @@
 #include <map>
 
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/lora/lora_readers.h"
 
 namespace baton::lora {

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "baton/lora_options.h"
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 #include "models/model.h"
 
 namespace baton {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/graph.h"
-#include "core/half.h"
+#include "core/runtime/graph.h"
+#include "core/runtime/half.h"
 
 namespace baton {
 namespace {

@@ -13,7 +13,7 @@
 #include <map>
 #include <string>
 
-#include "core/backend.h"
+#include "core/runtime/backend.h"
 #include "models/lora/lora_adapter.h"
 
 namespace baton {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
-#include "core/gguf/gguf_writer.h"
-#include "core/half.h"
+#include "core/formats/gguf/gguf_writer.h"
+#include "core/runtime/half.h"
 #include "models/lora/lora_readers.h"
 #include "models/model_config.h"
 #include "ops/reference.h"

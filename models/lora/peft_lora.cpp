@@ -8,9 +8,9 @@
 #include <regex>
 
 #include "baton/error.h"
-#include "models/hf_import/hf_json.h"
-#include "models/hf_import/rotary_rows.h"
-#include "models/hf_import/safetensors_file.h"
+#include "core/formats/hf_import/hf_json.h"
+#include "core/formats/hf_import/rotary_rows.h"
+#include "core/formats/hf_import/safetensors_file.h"
 #include "models/lora/lora_readers.h"
 
 namespace baton::lora {

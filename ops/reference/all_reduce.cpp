@@ -1,6 +1,6 @@
 #include <vector>
 
-#include "core/comm/communicator.h"
+#include "core/runtime/comm/communicator.h"
 #include "ops/reference.h"
 #include "ops/reference/checks.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/quantize/quantize.h"
+#include "core/runtime/quantize/quantize.h"
 #include "ops/reference.h"
 #include "ops/reference/checks.h"
 

@@ -7,7 +7,7 @@
 #include <string_view>
 
 #include "baton/error.h"
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::reference::detail {
 

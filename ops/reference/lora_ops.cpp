@@ -2,8 +2,8 @@
 
 #include <vector>
 
-#include "core/graph.h"
-#include "core/half.h"
+#include "core/runtime/graph.h"
+#include "core/runtime/half.h"
 #include "ops/reference.h"
 #include "ops/reference/checks.h"
 

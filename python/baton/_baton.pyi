@@ -149,8 +149,20 @@ class EngineStats:
     prompt_tokens: int
     generated_tokens: int
     preemptions: int
+    recomputed_tokens: int
     suspensions: int
+    length_predictions: int
+    length_prediction_error: float
+    length_prediction_tau: float
+    length_predictions_trusted: bool
+    length_head_predictions: int
+    length_head_error: float
+    length_head_tau: float
+    prefix_query_tokens: int
+    prefix_hit_tokens: int
     prefix_cache_hit_rate: float
+    grammar_seconds: float
+    grammar_engine_seconds: float
     kv_blocks_total: int
     kv_blocks_free: int
     kv_blocks_used: int

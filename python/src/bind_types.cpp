@@ -159,23 +159,10 @@ void bind_outputs(py::module_& m) {
 }
 
 void bind_state(py::module_& m) {
-  py::class_<EngineStats>(m, "EngineStats")
-      .def_readonly("steps", &EngineStats::steps)
-      .def_readonly("computed_tokens", &EngineStats::computed_tokens)
-      .def_readonly("prompt_tokens", &EngineStats::prompt_tokens)
-      .def_readonly("generated_tokens", &EngineStats::generated_tokens)
-      .def_readonly("preemptions", &EngineStats::preemptions)
-      .def_readonly("suspensions", &EngineStats::suspensions)
-      .def_readonly("prefix_cache_hit_rate", &EngineStats::prefix_cache_hit_rate)
-      .def_readonly("kv_blocks_total", &EngineStats::kv_blocks_total)
-      .def_readonly("kv_blocks_free", &EngineStats::kv_blocks_free)
-      .def_readonly("kv_blocks_used", &EngineStats::kv_blocks_used)
-      .def_readonly("running", &EngineStats::running)
-      .def_readonly("waiting", &EngineStats::waiting)
-      .def_readonly("finished_stop", &EngineStats::finished_stop)
-      .def_readonly("finished_length", &EngineStats::finished_length)
-      .def_readonly("finished_aborted", &EngineStats::finished_aborted)
-      .def_readonly("failed", &EngineStats::failed);
+  // Every field of EngineStats' table, read-only.
+  py::class_<EngineStats> stats(m, "EngineStats");
+  for_each_stat_field(
+      [&](const StatField& field, auto member) { stats.def_readonly(field.name, member); });
 
   py::class_<ModelSummary>(m, "ModelSummary")
       .def_readonly("architecture", &ModelSummary::architecture)

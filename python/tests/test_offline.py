@@ -230,3 +230,20 @@ def test_text_of_byte_tokens_decodes_with_replacement_characters(llm):
     params = SamplingParams(temperature=0, max_tokens=4, logprobs=20)
     completion = llm.generate("\u20ac", params, use_tqdm=False)[0].outputs[0]
     assert all(isinstance(p.decoded_token, str) for pos in completion.logprobs for p in pos.values())
+
+
+def test_stats_carry_every_field_the_stub_declares(llm):
+    import ast
+    import pathlib
+
+    import baton
+
+    stub = pathlib.Path(baton.__file__).with_name("_baton.pyi")
+    tree = ast.parse(stub.read_text())
+    declared = next(node for node in tree.body
+                    if isinstance(node, ast.ClassDef) and node.name == "EngineStats")
+    fields = [item.target.id for item in declared.body if isinstance(item, ast.AnnAssign)]
+    stats = llm.stats()
+    bound = [name for name in dir(stats) if not name.startswith("_")]
+    assert sorted(fields) == sorted(bound)
+    assert stats.kv_blocks_total > 0

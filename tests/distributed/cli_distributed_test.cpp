@@ -16,11 +16,11 @@
 #include <sstream>
 #include <thread>
 
-#include "core/gguf/gguf_file.h"
-#include "models/quantize_model.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
+#include "tools/model_tools/quantize_model.h"
 
 extern char** environ;
 

@@ -11,18 +11,18 @@
 
 #include "baton/async_llm.h"
 #include "baton/error.h"
-#include "core/backend_registry.h"
-#include "core/comm/world.h"
-#include "core/engine/engine.h"
-#include "core/gguf/gguf_file.h"
-#include "core/llm/placement.h"
-#include "core/tokenizer/tokenizer.h"
+#include "core/api/placement.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/tokenizer/tokenizer.h"
+#include "core/runtime/backend_registry.h"
+#include "core/runtime/comm/world.h"
+#include "core/serving/engine/engine.h"
 #include "models/model.h"
-#include "models/quantize_model.h"
-#include "models/synthetic_model.h"
 #include "ops/reference.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
+#include "tools/model_tools/quantize_model.h"
+#include "tools/model_tools/synthetic_model.h"
 
 namespace baton {
 namespace {
@@ -247,8 +247,8 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
   }
 
   // Returns the distributed engine's counters (zero on the other ranks).
-  EngineCounters check_engine(const std::filesystem::path& path,
-                              const EngineConfig& base = engine_config()) {
+  EngineStats check_engine(const std::filesystem::path& path,
+                           const EngineConfig& base = engine_config()) {
     const Shard shard(path, tp());
     if (!leader()) {
       const PagedKvCache cache(kv_cache_shape(*shard.model, base), *shard.backend);
@@ -266,10 +266,10 @@ class ShardedModel : public ::testing::TestWithParam<int32_t> {
     Engine distributed(*shard.model, *shard.backend, *tokenizer, config);
     EXPECT_EQ(generate(distributed, *tokenizer), want);
     if (world().size() > tp()) {
-      EXPECT_GT(distributed.counters().steps, single.counters().steps)
+      EXPECT_GT(distributed.stats().steps, single.stats().steps)
           << "pipeline stages should have split the batches into micro-batches";
     }
-    return distributed.counters();
+    return distributed.stats();
   }
 };
 

@@ -5,8 +5,8 @@
 
 #include "backends/cpu/cpu_backend.h"
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
-#include "core/tokenizer/tokenizer.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/tokenizer/tokenizer.h"
 #include "models/model.h"
 #include "models/model_config.h"
 #include "tests/fuzz/fuzz_input.h"

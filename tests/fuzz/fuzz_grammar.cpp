@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/sampling/grammar_constraint.h"
+#include "core/serving/sampling/grammar_constraint.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
-#include "core/gguf/gguf_writer.h"
-#include "core/tokenizer/tokenizer.h"
-#include "models/hf_import/llama_config.h"
-#include "models/hf_import/tokenizer_json_vocab.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_writer.h"
+#include "core/formats/hf_import/llama_config.h"
+#include "core/formats/hf_import/tokenizer_json_vocab.h"
+#include "core/formats/tokenizer/tokenizer.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 

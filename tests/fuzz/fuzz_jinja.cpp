@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/error.h"
-#include "core/chat/chat_template.h"
+#include "core/formats/chat/chat_template.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

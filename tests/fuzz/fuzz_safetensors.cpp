@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "baton/error.h"
-#include "models/hf_import/safetensors_file.h"
+#include "core/formats/hf_import/safetensors_file.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/memory_file.h"
 

@@ -10,7 +10,7 @@
 
 #include "baton/error.h"
 #include "baton/structured_output.h"
-#include "core/sampling/grammar_constraint.h"
+#include "core/serving/sampling/grammar_constraint.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/scratch_dir.h"
 

@@ -7,9 +7,9 @@
 #include <memory>
 #include <string>
 
-#include "core/gguf/gguf_file.h"
-#include "core/tokenizer/tokenizer.h"
-#include "core/tokenizer/utf8.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/tokenizer/tokenizer.h"
+#include "core/formats/tokenizer/utf8.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace {

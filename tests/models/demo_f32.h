@@ -2,9 +2,9 @@
 
 #include <filesystem>
 
-#include "models/quantize_model.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
+#include "tools/model_tools/quantize_model.h"
 
 namespace baton::testing {
 

@@ -12,7 +12,7 @@
 #include "baton/error.h"
 #include "baton/llm.h"
 #include "baton/structured_output.h"
-#include "core/sampling/grammar_matcher.h"
+#include "core/serving/sampling/grammar_matcher.h"
 #include "tests/test_data.h"
 
 namespace baton {

@@ -1,7 +1,7 @@
 // quantize_model: llama.cpp's per-tensor types for the _M mixes, its fallbacks for rows that are
 // not whole blocks, and files of every type that load and generate.
 
-#include "models/quantize_model.h"
+#include "tools/model_tools/quantize_model.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,11 +13,11 @@
 
 #include "baton/error.h"
 #include "baton/llm.h"
-#include "core/gguf/gguf_file.h"
-#include "core/gguf/gguf_writer.h"
-#include "models/synthetic_model.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_writer.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
+#include "tools/model_tools/synthetic_model.h"
 
 namespace baton {
 namespace {

@@ -14,11 +14,11 @@
 
 #include "baton/error.h"
 #include "baton/llm.h"
-#include "core/gguf/gguf_file.h"
-#include "core/gguf/gguf_writer.h"
-#include "models/synthetic_model.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_writer.h"
 #include "ops/reference.h"
 #include "tests/temp_file.h"
+#include "tools/model_tools/synthetic_model.h"
 
 namespace baton {
 namespace {

@@ -1,6 +1,6 @@
 // write_synthetic_model: llama.cpp's names, keys and types, loadable and runnable by baton::LLM.
 
-#include "models/synthetic_model.h"
+#include "tools/model_tools/synthetic_model.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,7 +13,7 @@
 
 #include "baton/error.h"
 #include "baton/llm.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf/gguf_writer.h"
+#include "core/formats/gguf/gguf_writer.h"
 
 namespace baton::testing {
 

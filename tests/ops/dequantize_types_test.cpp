@@ -1,6 +1,7 @@
 // dequantize_row on hand-built blocks of Q4_1, Q5_0, Q5_1 and the K-quants: scales and codes
 // chosen so that each layout rule (nibble order, fifth and high bits, packed 6-bit scales, signs)
-// decides some elements, and the expected values worked out from the layouts in core/dtype.h.
+// decides some elements, and the expected values worked out from the layouts in
+// core/runtime/dtype.h.
 
 #include <gtest/gtest.h>
 
@@ -85,7 +86,7 @@ TEST(DequantizeRow, Q2_KUsesFourBitScalesAndMinsPerSixteen) {
 }
 
 // hmask bytes 0x55 give the third bit to the even 32-element chunks; scales are 4j - 32 (as in
-// tests/core/dtype).
+// tests/core/runtime/dtype).
 TEST(DequantizeRow, Q3_KSubtractsFourWithoutTheHighBit) {
   Tensor t = Tensor::host(DType::kQ3_K, {1, 256});
   BlockQ3_K& b = t.data<BlockQ3_K>()[0];
@@ -100,8 +101,8 @@ TEST(DequantizeRow, Q3_KSubtractsFourWithoutTheHighBit) {
   for (int e = 0; e < 256; ++e) EXPECT_EQ(out[e], 0.5f * (4 * (e / 16) - 32) * codes[e / 32]) << e;
 }
 
-// The scales and mins of tests/core/dtype: 1, 2, 3, 4, 17, 34, 51, 63 and 0, 1, 2, 3, 16, 33,
-// 48, 62.
+// The scales and mins of tests/core/runtime/dtype: 1, 2, 3, 4, 17, 34, 51, 63 and 0, 1, 2, 3, 16,
+// 33, 48, 62.
 constexpr uint8_t kK4Scales[12] = {0x41, 0x82, 0xC3, 0xC4, 0x40, 0x81,
                                    0xC2, 0xC3, 0x01, 0x12, 0x03, 0xEF};
 constexpr int kK4Scale[8] = {1, 2, 3, 4, 17, 34, 51, 63};

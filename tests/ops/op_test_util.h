@@ -14,11 +14,11 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/half.h"
-#include "core/op.h"
-#include "core/quantize/quantize.h"
-#include "core/tensor.h"
+#include "core/runtime/dtype.h"
+#include "core/runtime/half.h"
+#include "core/runtime/op.h"
+#include "core/runtime/quantize/quantize.h"
+#include "core/runtime/tensor.h"
 
 namespace baton {
 

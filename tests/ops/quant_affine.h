@@ -3,8 +3,8 @@
 // The tests' own reading of the block-quantized layouts: every element of a row as an unsigned
 // code u and the affine map its block applies, value = scale * u + offset (before the fp32
 // rounding of the decoders). Written independently of ops/ and backends/ from the layouts in
-// core/dtype.h; dequantize tests check it against the reference decoder, and the quantize and
-// matmul tests use it for their error bounds.
+// core/runtime/dtype.h; dequantize tests check it against the reference decoder, and the quantize
+// and matmul tests use it for their error bounds.
 
 #include <gtest/gtest.h>
 
@@ -12,9 +12,9 @@
 #include <cstring>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/half.h"
-#include "core/tensor.h"
+#include "core/runtime/dtype.h"
+#include "core/runtime/half.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::testing {
 

@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "baton/error.h"
-#include "core/half.h"
+#include "core/runtime/half.h"
 #include "ops/reference.h"
 #include "tests/ops/op_test_util.h"
 

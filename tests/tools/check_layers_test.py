@@ -25,23 +25,23 @@ def expect(condition, message):
 
 def main():
     downward = {
-        "core/tensor.h": '#include "core/dtype.h"\n',
-        "models/llama.cpp": '#include "core/graph.h"\n#include "core/gguf/gguf_file.h"\n',
-        "core/engine/engine.h": '#include "baton/generation.h"\n#include "models/model.h"\n',
-        "core/llm/llm.cpp": '#include "baton/llm.h"\n#include "core/engine/engine.h"\n',
-        "backends/cpu/cpu.cpp": '#include "core/quantize/quantize.h"\n#include "core/graph.h"\n',
-        "tools/cmd.cpp": '#include "backends/cpu/cpu.h"\n#include "core/llm/llm.h"\n',
+        "core/runtime/tensor.h": '#include "core/runtime/dtype.h"\n',
+        "models/llama.cpp": '#include "core/runtime/graph.h"\n#include "core/formats/gguf/gguf_file.h"\n',
+        "core/serving/engine/engine.h": '#include "baton/generation.h"\n#include "models/model.h"\n',
+        "core/api/llm.cpp": '#include "baton/llm.h"\n#include "core/serving/engine/engine.h"\n',
+        "backends/cpu/cpu.cpp": '#include "core/runtime/quantize/quantize.h"\n#include "core/runtime/graph.h"\n',
+        "tools/cmd.cpp": '#include "backends/cpu/cpu.h"\n#include "core/api/llm.h"\n',
     }
     code, out = run(downward)
     expect(code == 0, "downward includes were refused:\n" + out)
 
     upward = {
-        "core/graph.h": ("core/engine/engine.h", "runtime", "serving"),
-        "core/engine/engine.h": ("baton/llm.h", "serving", "facade"),
-        "models/model.h": ("core/kv_cache/paged_kv_cache.h", "models", "serving"),
+        "core/runtime/graph.h": ("core/serving/engine/engine.h", "runtime", "serving"),
+        "core/serving/engine/engine.h": ("baton/llm.h", "serving", "api"),
+        "models/model.h": ("core/serving/kv_cache/paged_kv_cache.h", "models", "serving"),
         "ops/reference/attention_ops.cpp": ("models/model.h", "reference", "models"),
         "backends/cpu/cpu.cpp": ("ops/reference.h", "backend", "reference"),
-        "core/tokenizer/tokenizer.cpp": ("backends/cpu/cpu.h", "formats", "backend"),
+        "core/formats/tokenizer/tokenizer.cpp": ("backends/cpu/cpu.h", "formats", "backend"),
     }
     for path, (included, own, other) in upward.items():
         code, out = run({path: '#include <vector>\n\n#include "%s"\n' % included})

@@ -41,6 +41,22 @@ TEST(Cli, RunGreedyEmptyPromptPrintsTheLlama2cReferenceText) {
 }
 
 // The continuation is the one PyTorch computed at export (assets/models/kjv-7m-reference.json).
+TEST(Cli, VersionNamesTheVersionCommitCpuKernelsAndPlugins) {
+  const CommandResult r = baton("--version");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("baton 0."), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(commit "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("cpu kernels: generic avx2 avx512; this CPU runs "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("plugins built: "), std::string::npos) << r.out;
+}
+
+TEST(Cli, ConvertHelpNamesEveryFamilyItConverts) {
+  const CommandResult r = baton("convert --help");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("Llama/Mistral/Qwen2/Phi-3/Gemma 2"), std::string::npos) << r.out;
+}
+
 TEST(Cli, RunWithPromptPrintsPromptAndContinuation) {
   const CommandResult r = baton("run " + model_arg() + " -p 'In the beginning' -n 8 --temp 0 -t 1");
   EXPECT_EQ(r.exit_code, 0);

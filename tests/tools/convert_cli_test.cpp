@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "tests/models/hf_import/tiny_hf_llama.h"
+#include "tests/core/formats/hf_import/tiny_hf_llama.h"
 #include "tests/temp_file.h"
 #include "tests/tools/baton_command.h"
 

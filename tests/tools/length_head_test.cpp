@@ -9,10 +9,10 @@
 #include <random>
 
 #include "baton/error.h"
-#include "core/engine/step_runner.h"
-#include "core/half.h"
-#include "core/kv_cache/paged_kv_cache.h"
-#include "core/llm/loaded_model.h"
+#include "core/api/loaded_model.h"
+#include "core/runtime/half.h"
+#include "core/serving/engine/step_runner.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tools/length_head/ridge_regression.h"

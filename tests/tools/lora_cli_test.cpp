@@ -3,12 +3,12 @@
 
 #include <gtest/gtest.h>
 
-#include "core/gguf/gguf_file.h"
-#include "models/lora/synthetic_lora.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/model_config.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
+#include "tools/model_tools/synthetic_lora.h"
 
 namespace baton {
 namespace {

@@ -6,13 +6,13 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/error.h"
-#include "core/gguf/gguf_file.h"
-#include "core/llm/loaded_model.h"
-#include "models/quantize_model.h"
-#include "models/synthetic_model.h"
+#include "core/api/loaded_model.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"
+#include "tools/model_tools/quantize_model.h"
+#include "tools/model_tools/synthetic_model.h"
 #include "tools/plan/capacity_plan.h"
 
 namespace baton {

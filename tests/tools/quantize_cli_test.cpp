@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "core/gguf/gguf_file.h"
-#include "core/gguf/gguf_writer.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_writer.h"
 #include "tests/temp_file.h"
 #include "tests/test_data.h"
 #include "tests/tools/baton_command.h"

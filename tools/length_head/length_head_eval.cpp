@@ -5,10 +5,10 @@
 #include <cmath>
 
 #include "baton/error.h"
-#include "core/engine/length_predictor.h"
-#include "core/engine/step_runner.h"
-#include "core/gguf/gguf_file.h"
-#include "core/kv_cache/paged_kv_cache.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/serving/engine/length_predictor.h"
+#include "core/serving/engine/step_runner.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
 #include "models/lora/lora_readers.h"
 #include "tools/length_head/ridge_regression.h"
 

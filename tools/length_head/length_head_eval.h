@@ -2,7 +2,7 @@
 
 // Issue 23's second length predictor: a ridge regression head on the served model's hidden
 // state after prefill, fitted on a `baton serve --length-log` file and scored against the online
-// predictor (core/engine/length_predictor.h) on the log's last requests, which neither has
+// predictor (core/serving/engine/length_predictor.h) on the log's last requests, which neither has
 // learned from when it predicts them.
 
 #include <cstddef>
@@ -11,8 +11,8 @@
 #include <span>
 #include <vector>
 
-#include "core/engine/length_head.h"
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
+#include "core/serving/engine/length_head.h"
 #include "tools/length_head/length_record.h"
 
 namespace baton {

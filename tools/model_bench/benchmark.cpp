@@ -11,12 +11,12 @@
 #include <span>
 
 #include "baton/error.h"
-#include "core/backend_registry.h"
-#include "core/engine/engine.h"
-#include "core/engine/step_runner.h"
-#include "core/gguf/gguf_file.h"
-#include "core/kv_cache/paged_kv_cache.h"
-#include "core/llm/placement.h"
+#include "core/api/placement.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/runtime/backend_registry.h"
+#include "core/serving/engine/engine.h"
+#include "core/serving/engine/step_runner.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
 #include "models/model.h"
 
 namespace baton {

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "baton/llm.h"
-#include "core/dtype.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/runtime/dtype.h"
 
 namespace baton {
 

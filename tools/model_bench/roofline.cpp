@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/backend_registry.h"
-#include "core/graph.h"
-#include "core/quantize/quantize.h"
+#include "core/runtime/backend_registry.h"
+#include "core/runtime/graph.h"
+#include "core/runtime/quantize/quantize.h"
 
 namespace baton {
 namespace {

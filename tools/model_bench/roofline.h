@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 #include "tools/model_bench/benchmark.h"
 
 namespace baton {

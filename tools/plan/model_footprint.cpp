@@ -7,10 +7,10 @@
 #include <filesystem>
 
 #include "baton/error.h"
-#include "core/kv_cache/paged_kv_cache.h"
-#include "models/quantize_model.h"
-#include "models/synthetic_model.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
 #include "tools/model_bench/benchmark.h"
+#include "tools/model_tools/quantize_model.h"
+#include "tools/model_tools/synthetic_model.h"
 
 namespace baton {
 namespace {

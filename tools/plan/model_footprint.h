@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/dtype.h"
-#include "core/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/runtime/dtype.h"
 #include "models/model_config.h"
 
 namespace baton {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "baton/error.h"
-#include "core/engine/length_predictor.h"
+#include "core/serving/engine/length_predictor.h"
 
 namespace baton::schedule_sim {
 namespace {

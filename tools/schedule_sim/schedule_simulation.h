@@ -16,7 +16,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/engine/scheduler.h"
+#include "core/serving/engine/scheduler.h"
 #include "tools/schedule_sim/mixed_workload.h"
 
 namespace baton::schedule_sim {

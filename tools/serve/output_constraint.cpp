@@ -4,7 +4,7 @@
 
 #include "baton/error.h"
 #include "baton/structured_output.h"
-#include "core/sampling/grammar.h"
+#include "core/serving/sampling/grammar.h"
 #include "tools/serve/api_error.h"
 
 namespace baton::serve {

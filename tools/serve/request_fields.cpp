@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "baton/error.h"
-#include "core/bounded_json.h"
+#include "core/runtime/bounded_json.h"
 #include "tools/request_json.h"
 #include "tools/serve/accepted_fields.h"
 #include "tools/serve/api_error.h"

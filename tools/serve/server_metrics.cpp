@@ -73,39 +73,50 @@ void Histogram::render(std::string& out, const std::string& name) const {
 
 namespace {
 
-// Data parallelism: the figures above are sums over the replicas; these give each one's share,
-// labelled replica="0", "1", ...
+const char* type_name(MetricType type) {
+  return type == MetricType::kCounter ? "counter" : "gauge";
+}
+
+double kv_cache_usage(const EngineStats& s) {
+  return s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0;
+}
+
+// The engine's figures, from EngineStats' field table: one metric per field that names one, and
+// fields that share a name as one labelled family.
+void render_engine_stats(std::string& out, const EngineStats& s) {
+  const char* previous = "";
+  for_each_stat_field([&](const StatField& field, auto member) {
+    if (field.metric_type == MetricType::kNone) return;
+    if (std::string_view(field.metric) != previous) {
+      metric_header(out, field.metric, type_name(field.metric_type), field.help);
+    }
+    previous = field.metric;
+    sample(out, field.metric, static_cast<double>(s.*member), field.label);
+  });
+}
+
+// Data parallelism: the engine's figures are sums over the replicas; these give each one's share
+// of the fields the table marks per_replica, labelled replica="0", "1", ...
 void render_replicas(std::string& out, const std::vector<EngineStats>& replicas) {
-  const auto family = [&](const std::string& name, const char* type, const char* help,
+  const auto family = [&](const std::string& name, const char* type, const std::string& help,
                           const auto& value) {
-    metric_header(out, name, type, help);
+    metric_header(out, name, type, help.c_str());
     for (size_t i = 0; i < replicas.size(); ++i) {
       sample(out, name, static_cast<double>(value(replicas[i])),
              "replica=\"" + std::to_string(i) + "\"");
     }
   };
-  family("baton_replica_num_requests_running", "gauge", "Sequences being computed, per replica.",
-         [](const EngineStats& s) { return s.running; });
-  family("baton_replica_num_requests_waiting", "gauge", "Sequences waiting, per replica.",
-         [](const EngineStats& s) { return s.waiting; });
   family("baton_replica_kv_cache_usage_ratio", "gauge",
-         "Fraction of the replica's KV-cache blocks held by live sequences.",
-         [](const EngineStats& s) {
-           return s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total
-                                        : 0.0;
-         });
-  family("baton_replica_prompt_tokens_total", "counter", "Prompt tokens accepted, per replica.",
-         [](const EngineStats& s) { return s.prompt_tokens; });
-  family("baton_replica_generation_tokens_total", "counter", "Tokens generated, per replica.",
-         [](const EngineStats& s) { return s.generated_tokens; });
-  family("baton_replica_prefix_cache_hit_tokens_total", "counter",
-         "Prompt tokens served by the replica's prefix cache.",
-         [](const EngineStats& s) { return s.prefix_hit_tokens; });
-  family("baton_replica_preemptions_total", "counter", "Sequences preempted, per replica.",
-         [](const EngineStats& s) { return s.preemptions; });
-  family("baton_replica_suspensions_total", "counter",
-         "Running sequences sent back to wait with their KV kept, per replica.",
-         [](const EngineStats& s) { return s.suspensions; });
+         "Fraction of the replica's KV-cache blocks held by live sequences.", kv_cache_usage);
+  for_each_stat_field([&](const StatField& field, auto member) {
+    if (!field.per_replica) return;
+    std::string help = field.help;
+    if (help.ends_with('.')) help.pop_back();
+    const std::string_view metric(field.metric);
+    family("baton_replica_" + std::string(metric.substr(std::string_view("baton_").size())),
+           type_name(field.metric_type), help + ", per replica.",
+           [&](const EngineStats& r) { return r.*member; });
+  });
 }
 
 }  // namespace
@@ -161,51 +172,10 @@ std::string ServerMetrics::render(const EngineStats& s, const std::vector<Engine
     metric_header(out, name, "counter", help);
     sample(out, name, value);
   };
-  gauge("baton_num_requests_running", "Sequences being computed by the engine.", s.running);
-  gauge("baton_num_requests_waiting", "Sequences waiting for admission or recompute.", s.waiting);
   gauge("baton_num_requests_in_flight", "HTTP-submitted requests not yet finished.", in_flight);
   gauge("baton_kv_cache_usage_ratio", "Fraction of KV-cache blocks held by live sequences.",
-        s.kv_blocks_total > 0 ? static_cast<double>(s.kv_blocks_used) / s.kv_blocks_total : 0.0);
-  gauge("baton_kv_cache_blocks_total", "KV-cache blocks in the pool.", s.kv_blocks_total);
-  gauge("baton_prefix_cache_hit_rate", "Prompt tokens served by the prefix cache / looked up.",
-        s.prefix_cache_hit_rate);
-  counter("baton_prompt_tokens_total", "Prompt tokens of accepted requests.", s.prompt_tokens);
-  counter("baton_generation_tokens_total", "Tokens generated.", s.generated_tokens);
-  counter("baton_computed_tokens_total", "Tokens run through the model.", s.computed_tokens);
-  counter("baton_engine_steps_total", "Engine steps.", s.steps);
-  counter("baton_preemptions_total", "Sequences preempted for lack of KV blocks.", s.preemptions);
-  counter("baton_recomputed_tokens_total",
-          "Tokens whose KV a preemption dropped and that were computed again.",
-          s.recomputed_tokens);
-  counter("baton_suspensions_total",
-          "Running sequences sent back to wait, their KV kept, for a shorter request.",
-          s.suspensions);
-  counter("baton_length_predictions_total", "Finished completions whose length was predicted.",
-          s.length_predictions);
-  gauge("baton_length_prediction_error_tokens",
-        "Mean absolute error of the predicted output lengths, last 512 completions.",
-        s.length_prediction_error);
-  gauge("baton_length_prediction_kendall_tau",
-        "Rank agreement of predicted and actual output lengths (Kendall's tau-b), last 512.",
-        s.length_prediction_tau);
-  counter("baton_length_head_predictions_total",
-          "Finished completions predicted again by --length-head once their prompt was computed.",
-          s.length_head_predictions);
-  gauge("baton_length_head_error_tokens",
-        "Mean absolute error of the length head's predictions, last 512 completions.",
-        s.length_head_error);
-  gauge("baton_length_head_kendall_tau",
-        "Rank agreement of the length head's predictions with actual lengths, last 512.",
-        s.length_head_tau);
-  gauge("baton_length_predictions_trusted",
-        "1 while sjf orders by the predictions, 0 while it falls back to fcfs.",
-        s.length_predictions_trusted ? 1 : 0);
-  metric_header(out, "baton_request_success_total", "counter",
-                "Finished requests by finish reason.");
-  sample(out, "baton_request_success_total", s.finished_stop, "finished_reason=\"stop\"");
-  sample(out, "baton_request_success_total", s.finished_length, "finished_reason=\"length\"");
-  sample(out, "baton_request_success_total", s.finished_aborted, "finished_reason=\"abort\"");
-  counter("baton_request_failure_total", "Requests the engine rejected.", s.failed);
+        kv_cache_usage(s));
+  render_engine_stats(out, s);
   if (replicas.size() > 1) render_replicas(out, replicas);
 
   std::lock_guard lock(mutex_);

@@ -5,7 +5,7 @@
 
 #include "baton/error.h"
 #include "baton/structured_output.h"
-#include "core/bounded_json.h"
+#include "core/runtime/bounded_json.h"
 #include "tools/serve/api_error.h"
 #include "tools/serve/openai_format.h"
 

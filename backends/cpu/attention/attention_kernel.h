@@ -19,9 +19,9 @@
 
 #include "backends/cpu/attention/attention.h"
 #include "backends/cpu/simd/simd_tanh.h"
-#include "core/dtype.h"
-#include "core/fp8.h"
-#include "core/half.h"
+#include "core/runtime/dtype.h"
+#include "core/runtime/fp8.h"
+#include "core/runtime/half.h"
 
 namespace baton::cpu::attn {
 

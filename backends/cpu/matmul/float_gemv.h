@@ -27,7 +27,7 @@
 #include <utility>
 
 #include "backends/cpu/stealing_split.h"
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::cpu {
 

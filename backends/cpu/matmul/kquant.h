@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "backends/cpu/matmul/quantized.h"
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 
 namespace baton::cpu {
 

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 
 // GCC 12 reports the undefined-vector idiom inside its own AVX-512 intrinsics as uninitialized
 // (GCC bug 105593) wherever they are inlined; this header is included only by avx512 kernels.
@@ -79,7 +79,7 @@ struct Q3KDecoder {
   static constexpr int kScaleRun = 16;
   using Block = BlockQ3_K;
   // The 16 six-bit scales as bytes: low nibbles from bytes 0..7, top bits from bytes 8..11
-  // (core/dtype.h), four scales per 32-bit word.
+  // (core/runtime/dtype.h), four scales per 32-bit word.
   static void scales(const Block& b, __m512& s, __m512& o) {
     uint32_t a[3];
     std::memcpy(a, b.scales, sizeof(a));
@@ -102,7 +102,7 @@ struct Q3KDecoder {
   }
 };
 
-// Q4_K and Q5_K: 8 scales and 8 mins of 6 bits (core/dtype.h), one pair per two groups.
+// Q4_K and Q5_K: 8 scales and 8 mins of 6 bits (core/runtime/dtype.h), one pair per two groups.
 // Shuffles put each output byte's low bits (bytes 0..3 scales 0..3, 4..7 scales 4..7, 8..11
 // mins 0..3, 12..15 mins 4..7) and, for 4..7 and 12..15, its top two bits into place.
 template <typename Block>

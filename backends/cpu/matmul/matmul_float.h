@@ -8,18 +8,19 @@
 #include <string>
 
 #include "backends/cpu/cpu_kernels.h"
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 
 namespace baton::cpu {
 
 // Rows of x from which oneDNN's GEMM on a packed copy of `packed` elements beats the GEMV on
 // the weights as loaded:
-//  - bf16 (2 bytes a weight), measured on 2 Zen 5 cores (5632 x 2048 weights): from 3 rows of x
-//    the GEMM takes about half the GEMV's time (the GEMV turns load-bound); at 1-2 rows both are
-//    near the memory bandwidth, and the GEMV keeps decode exact in fp32;
-//  - f32 (4 bytes a weight, AVX2 hosts) streams twice the F16 file's bytes, so the GEMV wins
-//    while few rows keep it memory-bound: on 2 Zen 3 cores, TinyLlama F16 prefill of 3, 16 and
-//    32 tokens ran at 29.5, 42.0 and 39.3 t/s by GEMV against 8.9, 38.4 and 42.4 by GEMM.
+//  - bf16 (2 bytes a weight, as many as the file's): from 3 rows the GEMV turns load-bound and
+//    the GEMM is faster; at 1-2 rows both run near the memory bandwidth, and the GEMV keeps
+//    decode exact in fp32;
+//  - f32 (4 bytes a weight, the copy on AVX2 hosts) streams twice the F16 file's bytes, so the
+//    GEMV wins for as long as few rows keep it memory-bound, up to about 32 rows.
+// Measured in docs/results/2026-12-02-bf16-gemm-threshold.md (bf16) and
+// docs/results/2026-12-03-avx2-panel-kernel-zen3.md (f32).
 constexpr int64_t gemm_min_rows(DType packed) {
   return packed == DType::kBF16 ? 3 : 32;
 }

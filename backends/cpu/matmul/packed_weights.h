@@ -23,7 +23,7 @@
 #include <memory>
 #include <optional>
 
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::cpu {
 

@@ -27,7 +27,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::cpu {
 

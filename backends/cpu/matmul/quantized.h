@@ -2,7 +2,7 @@
 
 // Internals of matmul_quantized: activations quantized once per call, and the per-ISA kernels
 // that read Q8_0 / Q4_0 weights in their GGUF layout (or, on AVX-512, repacked into panels) and
-// Baton's int8 and int4 weights in theirs (core/dtype.h), and Q4_1 / Q5_0 / Q5_1, the types
+// Baton's int8 and int4 weights in theirs (core/runtime/dtype.h), and Q4_1 / Q5_0 / Q5_1, the types
 // K-quant files fall back to for rows that are not whole super-blocks.
 //
 // Numerics follow llama.cpp: each row of x becomes int8 blocks of 32 with scale
@@ -13,7 +13,7 @@
 #include <memory>
 #include <type_traits>
 
-#include "core/dtype.h"
+#include "core/runtime/dtype.h"
 
 namespace baton::cpu {
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // Device-side views of weight and cache elements, shared by the kernels. The block structs
-// repeat ggml's layouts (core/dtype.h) so kernels need no C++20 Baton header.
+// repeat ggml's layouts (core/runtime/dtype.h) so kernels need no C++20 Baton header.
 
 #include <cstdint>
 

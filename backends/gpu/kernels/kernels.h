@@ -12,7 +12,8 @@
 
 namespace baton::gpu {
 
-// Element types of weights as the kernels see them (the GGUF block layouts of core/dtype.h).
+// Element types of weights as the kernels see them (the GGUF block layouts of
+// core/runtime/dtype.h).
 enum class WeightType { kF32, kF16, kBF16, kQ8_0, kQ4_0 };
 // Bytes of a row of k weights of `type` (k a multiple of 32 for the quantized types, whose
 // 32-element blocks are 34 and 18 bytes).

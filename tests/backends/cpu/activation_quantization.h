@@ -4,7 +4,7 @@
 #include <cmath>
 #include <vector>
 
-#include "core/tensor.h"
+#include "core/runtime/tensor.h"
 
 namespace baton::testing {
 

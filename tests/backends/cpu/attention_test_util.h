@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/op.h"
-#include "core/quantize/quantize.h"
+#include "core/runtime/op.h"
+#include "core/runtime/quantize/quantize.h"
 #include "tests/ops/op_test_util.h"
 
 namespace baton::testing {

@@ -9,7 +9,7 @@
 
 #include "backends/cpu/host_buffer_pool.h"
 #include "baton/error.h"
-#include "core/backend_registry.h"
+#include "core/runtime/backend_registry.h"
 #include "tests/backends/cpu/cpu_test_util.h"
 
 namespace baton {

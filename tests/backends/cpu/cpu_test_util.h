@@ -10,7 +10,7 @@
 #include <functional>
 
 #include "backends/cpu/cpu_backend.h"
-#include "core/graph.h"
+#include "core/runtime/graph.h"
 #include "tests/ops/op_test_util.h"
 
 namespace baton::testing {

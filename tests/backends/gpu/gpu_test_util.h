@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "baton/error.h"
-#include "core/backend_registry.h"
-#include "core/graph.h"
+#include "core/runtime/backend_registry.h"
+#include "core/runtime/graph.h"
 #include "ops/reference.h"
 #include "tests/ops/op_test_util.h"
 

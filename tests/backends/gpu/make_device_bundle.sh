@@ -17,7 +17,7 @@ cmake --build "$build" -j"${JOBS:-2}" --target baton_cli baton_backend_cuda gpu_
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib" "$bundle/shared/models"
 cp "$build/bin/baton" "$build/bin/gpu_backend_test" "$bundle/bin/"
-cp -L "$build/lib/libbaton.so.0" "$bundle/lib/"
+cp -L "$build"/lib/libbaton.so.[0-9]* "$bundle/lib/"
 cp "$build/lib/libbaton-backend-cuda.so" "$bundle/lib/"
 # The MPI plugin for run_on_device.sh's tensor-parallel check, which runs only where the machine
 # has OpenMPI (and so mpirun and libmpi) of its own.

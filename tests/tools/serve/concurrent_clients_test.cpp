@@ -1,10 +1,10 @@
 #include <thread>
 
 #include "baton/llm.h"
-#include "models/quantize_model.h"
 #include "tests/models/greedy_params.h"
 #include "tests/temp_file.h"
 #include "tests/tools/serve/serve_test_support.h"
+#include "tools/model_tools/quantize_model.h"
 
 namespace baton::testing {
 namespace {

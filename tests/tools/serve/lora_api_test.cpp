@@ -3,11 +3,11 @@
 
 #include <gtest/gtest.h>
 
-#include "core/gguf/gguf_file.h"
-#include "models/lora/synthetic_lora.h"
+#include "core/formats/gguf/gguf_file.h"
 #include "models/model_config.h"
 #include "tests/temp_file.h"
 #include "tests/tools/serve/serve_test_support.h"
+#include "tools/model_tools/synthetic_lora.h"
 
 namespace baton {
 namespace {

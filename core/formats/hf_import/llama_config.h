@@ -1,0 +1,70 @@
+#pragma once
+
+// The hyperparameters of a Hugging Face Llama, Mistral, Qwen2, Phi-3 or Gemma 2 checkpoint, read
+// from its config.json with transformers' defaults for the keys it leaves out.
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/runtime/dtype.h"
+
+namespace baton::hf {
+
+// Phi-3's LongRoPE (the 128k-context models): per rotary pair frequency divisors for contexts
+// up to the original one and beyond, and the magnitude scaling of the rotation, which
+// transformers derives from the two lengths.
+struct LongRopeParams {
+  std::vector<float> short_factors, long_factors;
+  int32_t original_context = 0;
+  double attn_factor = 1.0;
+};
+
+// What Gemma 2 adds to a Llama-style config.
+struct Gemma2Params {
+  double attn_softcap = 50.0, final_softcap = 30.0;
+  double query_pre_attn_scalar = 256.0;  // scores are scaled by its inverse square root
+  int32_t sliding_window = 4096;         // of the even layers
+};
+
+struct LlamaConfig {
+  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM" or
+  // "Gemma2ForCausalLM"
+  std::string architecture;
+  // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
+  // as in transformers), "llama" (no biases; rotary pairs adjacent), "phi3" (q, k, v fused into
+  // one attn_qkv and gate, up into one ffn_up, as the checkpoint has them; rotary pairs as in
+  // transformers) or "gemma2" (rotary pairs as in transformers, its own norms and metadata).
+  std::string gguf_architecture = "llama";
+  std::optional<Gemma2Params> gemma2;
+  std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
+  int32_t hidden_size = 0;
+  int32_t intermediate_size = 0;
+  int32_t n_layer = 0;
+  int32_t n_head = 0;
+  int32_t n_head_kv = 0;  // num_key_value_heads, else num_attention_heads
+  int32_t head_dim = 0;   // head_dim, else hidden_size / num_attention_heads
+  bool explicit_head_dim = false;
+  // max_position_embeddings, or sliding_window when that is smaller (Mistral, Phi-3)
+  int32_t context_length = 2048;
+  int32_t vocab_size = 0;
+  double rms_norm_eps = 1e-6;
+  double rope_theta = 10000.0;
+  std::optional<double> rope_linear_factor;  // rope_scaling {"type": "linear", "factor": f}
+  bool tie_word_embeddings = false;
+  // torch_dtype, the type the checkpoint was saved in: F32, F16 or BF16 (F16 when absent or
+  // another type).
+  DType saved_dtype = DType::kF16;
+  // A list of EOS ids keeps its first.
+  std::optional<int64_t> bos_token_id, eos_token_id, pad_token_id;
+};
+
+// Throws Error(kIo) when the file cannot be read; Error(kUnsupported) naming the architecture
+// (and the supported ones), a rope_scaling type other than linear or a partial rotary factor;
+// Error(kInvalidModel) naming the key for a missing, mistyped or inconsistent value (heads that
+// do not divide the hidden size or each other, an odd head size).
+LlamaConfig read_llama_config(const std::filesystem::path& config_json);
+
+}  // namespace baton::hf

@@ -1,0 +1,261 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "baton/generation.h"
+#include "baton/lora_options.h"
+#include "core/formats/tokenizer/tokenizer.h"
+#include "core/runtime/backend.h"
+#include "core/serving/engine/block_manager.h"
+#include "core/serving/engine/grammar_cache.h"
+#include "core/serving/engine/length_head.h"
+#include "core/serving/engine/length_predictor.h"
+#include "core/serving/engine/lora_residency.h"
+#include "core/serving/engine/mask_preparer.h"
+#include "core/serving/engine/replica_group.h"
+#include "core/serving/engine/scheduler.h"
+#include "core/serving/engine/step_runner.h"
+#include "core/serving/kv_cache/paged_kv_cache.h"
+#include "core/serving/sampling/grammar_constraint.h"
+#include "models/model.h"
+
+namespace baton {
+
+struct EngineConfig {
+  SchedulerConfig scheduler;
+  int32_t context_size = 2048;  // tokens per sequence
+  int32_t block_size = 16;
+  int32_t n_blocks = 0;  // KV pool size in blocks
+  bool prefix_caching = true;
+  // LLMOptions::grammar_masks, its auto resolved for the backend: the default of an engine
+  // made directly is after, which takes no core from a CPU backend's step.
+  bool grammar_masks_beside_step = false;
+  DType kv_dtype = DType::kF32;
+  // The ranks of a distributed replica this engine leads; null in a single process.
+  std::shared_ptr<const ReplicaGroup> replica;
+  // Steps in flight at once through pipeline stages: 0 means one per stage, 1 one at a time.
+  int32_t micro_batches = 0;
+  // LoRA adapters in a batch at once (slots on the backend; 0: none is served) and the highest
+  // rank they may have.
+  int32_t max_loras = 0;
+  int32_t max_lora_rank = 16;
+  DType lora_dtype = DType::kF16;  // the slots' element type (LoraSlots)
+  // Adapters whose weights stay in host memory (LoraResidency); 0: every one.
+  int32_t max_cpu_loras = 0;
+  std::vector<LoraOptions> lora_adapters;  // read at construction and served from the start
+  // When set, a request's predicted length is made again from its prompt's last logits row once
+  // its prefill is done (a client's hint still wins); null: the online predictor's alone.
+  std::shared_ptr<const LengthHead> length_head;
+};
+
+// The KV cache a model's shard needs: its layers and KV heads, as `config` sizes the pool.
+KvCacheShape kv_cache_shape(const Model& model, const EngineConfig& config);
+
+// What one step did to one of a request's completions.
+struct SequenceUpdate {
+  uint64_t id = 0;                      // the request
+  int32_t sample = 0;                   // the completion: sample index, or rank for beam search
+  std::vector<int32_t> new_tokens;      // a beam's whole token list, reported once it is final
+  std::vector<TokenLogprobs> logprobs;  // one per new token when the request asked for them
+  double cumulative_logprob = 0;        // of all the completion's tokens so far
+  bool finished = false;
+  FinishReason finish_reason = FinishReason::kLength;
+  // With kStop: the token that ended the sample is text (the grammar's last character), not an
+  // end-of-generation or stop token, which the text leaves out.
+  bool last_token_is_text = false;
+  std::string error;           // set when the request was rejected
+  bool engine_failed = false;  // with error: a step failed, the request itself was fine
+  // When the request was first scheduled (the epoch until then) and how many of its prompt
+  // tokens the prefix cache served: for per-request metrics.
+  std::chrono::steady_clock::time_point first_scheduled{};
+  int32_t cached_prompt_tokens = 0;
+};
+
+// How many completions the engine reports for a request (sample indices or ranks 0..count-1):
+// best_of samples, of which the caller keeps the n best, or the n best beams.
+int32_t reported_completions(const GenerationParams& params);
+
+// Continuous batching over the paged KV cache: requests join and leave between steps, and every
+// step runs one token-flattened forward pass over all scheduled sequences.
+class Engine {
+ public:
+  Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
+         const EngineConfig& config);
+  ~Engine();
+
+  // A request naming a LoRA adapter (GenerationParams::lora) waits, without holding up the
+  // others, until the adapter has a slot. Throws Error(kInvalidArgument) for an unknown adapter.
+  uint64_t add(std::vector<int32_t> prompt, const GenerationParams& params, int32_t priority = 0);
+  // Serves `adapter` under its name from now on. Throws Error(kInvalidArgument) when the engine
+  // has no LoRA slots (EngineConfig::max_loras), the name is taken, or the adapter's rank is
+  // above max_lora_rank.
+  void add_lora(std::shared_ptr<const LoraAdapter> adapter);
+  // Stops serving an adapter to new requests; those already using it finish with it.
+  void remove_lora(const std::string& name);
+  // Ends a request; its blocks return to the pool. It reports nothing more. A request in a
+  // micro-batch still in flight ends when that step is collected.
+  void abort(uint64_t id);
+  // Ends one sample of a request (a stop string matched it); the others go on. Beams are not
+  // independent, so for beam search this ends the whole request.
+  void abort_sample(uint64_t id, int32_t sample);
+  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty() || !parked_.empty(); }
+  bool has_request(uint64_t id) const {
+    return requests_.contains(id) && !deferred_aborts_.contains(id);
+  }
+  // Runs a step and returns what it produced. With pipeline stages, it first launches
+  // micro-batches until EngineConfig::micro_batches (by default one per stage) are in flight,
+  // each taking the sequences no step in flight holds within an even share of the token
+  // budget, then collects the oldest.
+  std::vector<SequenceUpdate> step();
+
+  // Its counters and gauges; the finish counts are the caller's, who sees the outputs.
+  EngineStats stats() const;
+  const BlockManager& blocks() const { return blocks_; }
+
+ private:
+  struct FinishedBeam {
+    std::vector<int32_t> tokens;
+    double cumulative_logprob;
+    double score;
+    FinishReason reason;
+    bool last_token_is_text = false;  // ended where its grammar allows nothing more
+  };
+  struct Request {
+    GenerationParams params;
+    std::vector<std::unique_ptr<Sequence>> sequences;  // live samples or beams
+    bool forked = false;  // the prompt's logits were consumed and the samples split off
+    // Beam search: the next-token candidates of each live beam whose logits have arrived (a
+    // step of the search runs when all have), and the beams that ended.
+    std::map<const Sequence*, std::vector<TokenLogprob>> beam_candidates;
+    std::vector<FinishedBeam> finished_beams;
+    std::chrono::steady_clock::time_point first_scheduled{};
+    int32_t cached_prompt_tokens = 0;
+    LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none
+    LoraResidency::Pin lora_pin;  // its slot, once it has one
+    LengthFeatures length_features;
+    // What scheduling uses: the online predictor's until the length head replaces it after
+    // prefill. The online one is kept apart: it is what orders the waiting queue and sets
+    // reservation at admission, so it alone decides whether predictions are trusted.
+    double predicted_output = 0;
+    double arrival_prediction = 0;
+    bool head_predicted = false;
+    bool cold_prediction = false;  // made before anything alike was learned (confidence 0)
+  };
+  // Predicted against actual lengths, with its error and tau kept current: tau costs
+  // O(window²), so it is computed every kTrustEvery completions once the window is full.
+  struct ScoredPredictions {
+    PredictionLog log;
+    double tau = 0, error = 0;
+    void add(double predicted, int32_t generated);
+  };
+  // A completion ended after `generated` tokens: the predictor learns it and the log scores
+  // the prediction, which decides whether the scheduler keeps trusting predictions.
+  void learn_length(const Request& request, int32_t generated);
+  void refresh_cold_predictions();
+  // The length head's prediction from the logits after the prompt, before any sample is forked.
+  void predict_after_prefill(Request& request, Sequence& s, std::span<const float> logits);
+  // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
+  // are still being read. `arriving`: the request asks for the first time (not parked).
+  bool pin_adapter(Request& request, Sequence& first, bool arriving);
+  // The request's grammar compiled for this vocabulary; null without one. Throws
+  // Error(kInvalidArgument) naming a grammar error.
+  std::unique_ptr<GrammarConstraint> grammar_constraint(const GenerationParams& params);
+  // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
+  // read again end with the error, reported by the next step.
+  void admit_parked();
+  // With nothing to compute but parked requests, waits a little for an adapter being read
+  // rather than have the caller spin.
+  void wait_for_parked() const;
+  Sequence& fork(Request& request, Sequence& parent, int32_t sample);
+  void remove_sequence(Request& request, Sequence* sequence);
+  void drop(uint64_t id);
+  // An end-of-generation token (unless ignore_eos) or one of the request's stop_token_ids.
+  bool is_stop_token(const Request& request, int32_t token) const;
+  std::optional<FinishReason> ends_after(const Request& request, const Sequence& s) const;
+  void sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+                     std::vector<SequenceUpdate>& updates);
+  void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
+                     std::vector<SequenceUpdate>& updates);
+  void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
+  // A beam's best `count` next tokens: of those its grammar allows, when it has one.
+  std::vector<TokenLogprob> beam_candidates(Sequence& s, std::span<const float> logits,
+                                            int32_t count);
+
+  // When a request was first scheduled and how many prompt tokens the prefix cache served,
+  // copied per stepped request because requests that finish are erased before the metrics go on
+  // their updates.
+  struct RequestStart {
+    std::chrono::steady_clock::time_point first_scheduled;
+    int32_t cached_prompt_tokens;
+  };
+  using RequestStarts = std::map<uint64_t, RequestStart>;
+  // A step launched and not yet collected.
+  struct InFlight {
+    StepPlan plan;
+    bool launched = false;  // a plan without chunks (only preemptions, rejections) runs nothing
+  };
+  // Every request a plan refers to (chunks, preemptions, rejections): busy until it is
+  // collected, so that none of its sequences is freed while the plan points at it.
+  static std::set<uint64_t> plan_requests(const StepPlan& plan);
+  // The stages of step(), in order.
+  void fill_pipeline();
+  size_t pipeline_depth() const;
+  StepInput build_batch(const StepPlan& plan) const;
+  // Applies the plan's copy-on-write block copies and starts the batch, with the grammar masks
+  // its logits will need computed beside it; counts the step.
+  void launch(const StepPlan& plan, const StepInput& batch);
+  // Grammar work done on the engine's thread.
+  void count_grammar_seconds(double seconds) {
+    counters_.grammar_seconds += seconds;
+    counters_.grammar_engine_seconds += seconds;
+  }
+  std::vector<SequenceUpdate> collect_oldest();
+  // Advances each scheduled sequence past its chunk and caches the blocks it filled.
+  RequestStarts record_progress(const StepPlan& plan);
+  // Samples or advances beams from each logit row, and ends finished and rejected requests.
+  std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits);
+  static void add_request_metrics(const RequestStarts& starts,
+                                  std::vector<SequenceUpdate>& updates);
+  // After a failed step: no step is in flight any more (the caller aborts what it holds).
+  void abandon_in_flight();
+  // Aborts asked for while their request was in flight, once it no longer is; `updates` loses
+  // what those requests and samples produced meanwhile.
+  void apply_deferred_aborts(std::vector<SequenceUpdate>& updates);
+
+  const Model& model_;
+  const Tokenizer& tokenizer_;
+  std::shared_ptr<const TokenPieces> token_pieces_;  // built at the first grammar
+  GrammarCache grammars_;
+  std::vector<char> beam_mask_;  // reused by beam_candidates
+  EngineConfig config_;
+  PagedKvCache cache_;
+  StepRunner runner_;
+  BlockManager blocks_;
+  Scheduler scheduler_;
+  std::unique_ptr<LoraResidency> lora_;  // before requests_, whose pins it outlives
+  std::map<uint64_t, std::unique_ptr<Request>> requests_;
+  std::deque<uint64_t> parked_;  // requests waiting for their adapter's slot, oldest first
+  std::vector<SequenceUpdate> failed_admissions_;
+  std::deque<InFlight> in_flight_;  // oldest first
+  StepLimits limits_;               // busy: the requests of in_flight_'s plans
+  std::set<uint64_t> deferred_aborts_;
+  std::vector<std::pair<uint64_t, int32_t>> deferred_sample_aborts_;
+  uint64_t next_id_ = 1;
+  EngineStats counters_;  // what steps count as they go; stats() adds the rest
+  OnlineLengthPredictor predictor_;
+  ScoredPredictions arrival_predictions_;  // the online predictor's (or the client's hint)
+  ScoredPredictions head_predictions_;     // the length head's, when one is served
+  bool learned_since_prediction_ = false;
+  MaskPreparer masks_;  // last: its thread ends before the sequences it may read
+};
+
+}  // namespace baton

@@ -1,0 +1,141 @@
+// Beam search over the engine's sequences: the beams of a request are sequences that share KV
+// blocks copy-on-write, and a search step runs once every live beam has its logits.
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "baton/error.h"
+#include "core/serving/engine/beam_search.h"
+#include "core/serving/engine/engine.h"
+#include "core/serving/sampling/logprobs.h"
+
+namespace baton {
+
+void Engine::advance_beams(Request& request, Sequence& s, std::span<const float> logits,
+                           std::vector<SequenceUpdate>& updates) {
+  const GenerationParams& params = request.params;
+  const uint64_t id = s.id;  // `s` may end below
+  request.beam_candidates[&s] = beam_candidates(s, logits, 2 * params.beam_width);
+  if (request.beam_candidates.size() < request.sequences.size()) return;
+
+  std::vector<double> cumulative;
+  std::vector<std::vector<TokenLogprob>> top;
+  for (const auto& beam : request.sequences) {
+    cumulative.push_back(beam->cumulative_logprob);
+    top.push_back(std::move(request.beam_candidates.at(beam.get())));
+  }
+  request.beam_candidates.clear();
+  const auto end_token = [&](int32_t token) {
+    return (!params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
+           std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), token) !=
+               params.stop_token_ids.end();
+  };
+  const auto ends = [&](size_t parent, int32_t token) {
+    const Sampler& sampler = *request.sequences[parent]->sampler;
+    return end_token(token) || (sampler.has_grammar() && sampler.grammar_ends_after(token));
+  };
+  const BeamSelection selection = select_beams(cumulative, top, params.beam_width, ends);
+
+  const auto generated = [](const Sequence& beam) {
+    return std::vector<int32_t>(beam.tokens.begin() + beam.prompt_length, beam.tokens.end());
+  };
+  for (const BeamChoice& c : selection.finished) {
+    std::vector<int32_t> tokens = generated(*request.sequences[c.parent]);
+    tokens.push_back(c.token);
+    const double score = beam_score(c.cumulative_logprob, tokens.size(), params.length_penalty);
+    request.finished_beams.push_back(
+        {std::move(tokens), c.cumulative_logprob, score, FinishReason::kStop, !end_token(c.token)});
+  }
+
+  // The first child of a beam continues in the beam's own sequence; further children are forks
+  // taken before any child appends its token.
+  const size_t n_parents = request.sequences.size();
+  std::vector<Sequence*> children;
+  std::vector<bool> continued(n_parents, false);
+  for (const BeamChoice& c : selection.live) {
+    Sequence& parent = *request.sequences[c.parent];
+    if (!continued[c.parent]) {
+      continued[c.parent] = true;
+      children.push_back(&parent);
+    } else {
+      children.push_back(&fork(request, parent, 0));
+    }
+  }
+  for (size_t i = 0; i < selection.live.size(); ++i) {
+    if (children[i]->sampler->has_grammar()) {
+      const double before = children[i]->sampler->grammar_seconds();
+      children[i]->sampler->accept_grammar(selection.live[i].token);
+      count_grammar_seconds(children[i]->sampler->grammar_seconds() - before);
+    }
+    children[i]->tokens.push_back(selection.live[i].token);
+    children[i]->cumulative_logprob = selection.live[i].cumulative_logprob;
+    ++counters_.generated_tokens;
+  }
+  std::vector<Sequence*> ended;
+  for (size_t p = 0; p < n_parents; ++p) {
+    if (!continued[p]) ended.push_back(request.sequences[p].get());
+  }
+  for (Sequence* beam : ended) remove_sequence(request, beam);
+
+  const bool at_length = !request.sequences.empty() &&
+                         ends_after(request, *request.sequences.front()) == FinishReason::kLength;
+  if (at_length) {
+    for (const auto& beam : request.sequences) {
+      std::vector<int32_t> tokens = generated(*beam);
+      const double score =
+          beam_score(beam->cumulative_logprob, tokens.size(), params.length_penalty);
+      request.finished_beams.push_back(
+          {std::move(tokens), beam->cumulative_logprob, score, FinishReason::kLength});
+    }
+  }
+  if (at_length || request.sequences.empty() ||
+      request.finished_beams.size() >= static_cast<size_t>(params.beam_width)) {
+    finish_beams(id, request, updates);
+  }
+}
+
+std::vector<TokenLogprob> Engine::beam_candidates(Sequence& s, std::span<const float> logits,
+                                                  int32_t count) {
+  if (!s.sampler->has_grammar()) return LogSoftmax(logits).top(count);
+  // Under a grammar a beam ranks the tokens it allows, by their share among those.
+  const double before = s.sampler->grammar_seconds();
+  s.sampler->grammar_mask(beam_mask_);
+  count_grammar_seconds(s.sampler->grammar_seconds() - before);
+  std::vector<float> masked(logits.begin(), logits.end());
+  for (size_t id = 0; id < masked.size(); ++id) {
+    if (id >= beam_mask_.size() || !beam_mask_[id]) {
+      masked[id] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  std::vector<TokenLogprob> top = LogSoftmax(masked).top(count);
+  std::erase_if(top, [](const TokenLogprob& t) { return !std::isfinite(t.logprob); });
+  return top;
+}
+
+void Engine::finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates) {
+  while (!request.sequences.empty()) remove_sequence(request, request.sequences.back().get());
+  std::vector<FinishedBeam>& beams = request.finished_beams;
+  // Without a grammar beam_width >= n beams always finish; a grammar may allow fewer outputs
+  // (or none from where the beams stand). Thrown before any update: the request fails alone.
+  if (beams.size() < static_cast<size_t>(request.params.n)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "beam search found " + std::to_string(beams.size()) +
+                    " of the n = " + std::to_string(request.params.n) +
+                    " completions asked for: the grammar allows fewer outputs from here");
+  }
+  std::stable_sort(beams.begin(), beams.end(),
+                   [](const FinishedBeam& a, const FinishedBeam& b) { return a.score > b.score; });
+  const size_t n = std::min(beams.size(), static_cast<size_t>(request.params.n));
+  for (size_t rank = 0; rank < n; ++rank) {
+    updates.push_back({.id = id,
+                       .sample = static_cast<int32_t>(rank),
+                       .new_tokens = std::move(beams[rank].tokens),
+                       .cumulative_logprob = beams[rank].cumulative_logprob,
+                       .finished = true,
+                       .finish_reason = beams[rank].reason,
+                       .last_token_is_text = beams[rank].last_token_is_text});
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,169 @@
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/serving/engine/block_manager.h"
+#include "core/serving/engine/sequence.h"
+
+namespace baton {
+
+// The order waiting requests are admitted in: arrival (fcfs), the request's priority then
+// arrival, or shortest predicted job first with aging (sjf).
+enum class SchedulingPolicy { kFcfs, kPriority, kSjf };
+// What admission sets aside for a request beyond its prompt: nothing (blocks are taken as
+// tokens come, and preemption makes room), its predicted output with a margin, or its whole
+// max_tokens.
+enum class KvReservation { kNone, kPredicted, kMax };
+
+// "fcfs", "priority", "sjf" / "none", "predicted", "max"; Error(kInvalidArgument) otherwise.
+SchedulingPolicy parse_scheduling_policy(const std::string& name);
+KvReservation parse_kv_reservation(const std::string& name);
+
+struct SchedulerConfig {
+  int32_t max_batch_tokens = 2048;  // tokens computed per step, prefill chunks and decodes
+  int32_t max_seqs = 64;            // sequences per step
+  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
+  // sjf: a waiting request's score (its predicted tokens left) drops by `aging` tokens for every
+  // token a running sequence generates while it waits (and not while it ran itself, before a
+  // preemption). Counted in generated tokens rather than seconds, the credit means the same on a
+  // fast host as on a slow one: a long request passes newer short ones once it has waited about
+  // (its work - theirs) / aging decode steps. Once it has waited max_wait_s it goes ahead of
+  // every request that has waited less: the hard bound that keeps long requests from starving.
+  double aging = 1.0;
+  double max_wait_s = 60.0;
+  // sjf: with every slot taken, a waiting request whose score is at most 1/overtake_ratio of a
+  // running one's takes that one's slot; the running one waits again with its KV kept, so it
+  // resumes without recomputing. 0: running requests keep their slots (LLMOptions turns it on
+  // at 4).
+  double overtake_ratio = 0.0;
+  KvReservation reservation = KvReservation::kNone;
+  double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction
+};
+
+// One step's work for one sequence: tokens [first, first + count) of its token list.
+struct ScheduledChunk {
+  Sequence* sequence;
+  int32_t first;
+  int32_t count;
+  bool needs_logits;  // the chunk reaches the sequence's last token: sample after it
+};
+
+// What the scheduler decided for a step: a plain record the executor runs.
+struct StepPlan {
+  std::vector<ScheduledChunk> chunks;
+  std::vector<std::pair<int32_t, int32_t>> block_copies;    // copy-on-write (source, destination)
+  std::vector<Sequence*> preempted;                         // lost their blocks; will recompute
+  std::vector<Sequence*> suspended;                         // back to waiting, their KV kept
+  std::vector<std::pair<Sequence*, std::string>> rejected;  // can never fit; with the reason
+};
+
+// With micro-batches in flight (pipeline parallelism), what one step may not take: the requests
+// with a sequence in a step not yet collected, and more than `max_tokens` tokens (within the
+// scheduler's own budget).
+struct StepLimits {
+  std::set<uint64_t> busy;
+  int32_t max_tokens = std::numeric_limits<int32_t>::max();
+
+  bool busy_request(const Sequence* s) const { return busy.contains(s->id); }
+};
+
+// Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
+// ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
+// into chunks that ride along with decodes. Under sjf with an overtake ratio, a much shorter
+// waiting request first suspends the running one with the most predicted work left (which keeps
+// its KV while it waits). When the pool runs dry, a suspended sequence's KV goes first, then a
+// running sequence that no step in flight holds and this step has not yet given work is
+// preempted (its blocks freed, recomputed later): under sjf the one with the most predicted work
+// left, otherwise the most recently admitted; that may be the sequence that needs the room.
+class Scheduler {
+ public:
+  // Seconds on a monotonic clock; tests pass a fake one.
+  using Clock = std::function<double()>;
+  Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size,
+            Clock clock = steady_seconds);
+  static double steady_seconds();
+
+  void add(Sequence* sequence);
+  // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting,
+  // with the parent's arrival.
+  void fork(const Sequence& parent, Sequence* child);
+  // Forgets a sequence (finished or aborted) and frees its blocks.
+  void remove(Sequence* sequence);
+  // A busy request's sequences are neither scheduled nor preempted.
+  StepPlan schedule(const StepLimits& limits = {});
+
+  bool empty() const { return running_.empty() && waiting_.empty(); }
+  size_t running_count() const { return running_.size(); }
+  size_t waiting_count() const { return waiting_.size(); }
+  int64_t preemption_count() const { return preemptions_; }
+  // Running sequences sent back to wait with their KV kept, for a shorter request.
+  int64_t suspension_count() const { return suspensions_; }
+  // Tokens whose K/V a preemption dropped and that were computed again (less what the prefix
+  // cache gave back).
+  int64_t recomputed_tokens() const { return recomputed_tokens_; }
+  const SchedulerConfig& config() const { return config_; }
+  // While predictions rank requests poorly, sjf orders and preempts as fcfs does and predicted
+  // reservation sets nothing aside (the engine decides from its PredictionLog).
+  void trust_predictions(bool trusted) { predictions_trusted_ = trusted; }
+  bool predictions_trusted() const { return predictions_trusted_; }
+  // The waiting sequences in the order they would be admitted now.
+  std::vector<const Sequence*> waiting_order();
+
+ private:
+  bool schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
+                        StepPlan& plan);
+  Sequence* choose_victim(Sequence* needing, const StepLimits& limits) const;
+  void preempt(Sequence* sequence, StepPlan& plan);
+  // Frees a sequence's blocks, to be recomputed, and counts the preemption.
+  void drop_kv(Sequence* sequence, StepPlan& plan);
+  // Suspends running sequences for much shorter waiting ones (SchedulerConfig::overtake_ratio).
+  void overtake(const StepLimits& limits, StepPlan& plan);
+  // The running sequence overtaking may suspend: the most sjf work left among those it may.
+  Sequence* most_work_left(const StepLimits& limits, double now) const;
+  // Blocks that only the suspended sequences at or after waiting position `first` hold.
+  int32_t suspended_blocks(size_t first, const StepLimits& limits) const;
+  // Frees the KV of the suspended sequence latest in the waiting order at or after position
+  // `first` (which no step in flight holds), as a preemption; false when there is none.
+  bool drop_suspended(size_t first, const StepLimits& limits, StepPlan& plan);
+  void admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan);
+  bool copy_on_write(Sequence* sequence, StepPlan& plan);
+  void insert_waiting(Sequence* sequence);
+  void order_waiting();
+  bool uses_predictions() const;
+  // sjf's hard bound: waited max_wait_s since arrival.
+  bool waited_past_bound(const Sequence& s, double now) const;
+  // sjf's score: the predicted work left less the aging credit (for a running sequence, what it
+  // waited before it was admitted).
+  double sjf_score(const Sequence& s) const;
+  // The tokens admission sets aside room for (KvReservation), and the blocks that room still
+  // lacks for the running sequences together.
+  int32_t reserved_length(const Sequence& sequence) const;
+  int32_t outstanding_reservation() const;
+  // The blocks a sequence lacks to hold `tokens` tokens and its reservation; the reservation
+  // alone, when one is kept (0 when it holds it all).
+  int32_t blocks_lacking(const Sequence& sequence, int32_t tokens) const;
+  int32_t reservation_left(const Sequence& sequence) const;
+
+  SchedulerConfig config_;
+  BlockManager& blocks_;
+  int32_t context_size_;
+  Clock clock_;
+  std::vector<Sequence*> running_;  // admission order
+  std::vector<Sequence*> waiting_;  // the policy's order (sjf: sorted again every step)
+  // The tokens a running sequence has generated, on average, since the scheduler began: the
+  // clock sjf's aging runs on. Each plan adds its sampled chunks over the running sequences, so
+  // that micro-batches in flight (each holding a share of them) add their share.
+  double generation_clock_ = 0;
+  int64_t preemptions_ = 0;
+  int64_t suspensions_ = 0;
+  int64_t recomputed_tokens_ = 0;
+  bool predictions_trusted_ = true;
+};
+
+}  // namespace baton

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/serving/engine/block_manager.h"
+#include "core/serving/sampling/sampler.h"
+
+namespace baton {
+
+enum class SequenceStatus { kWaiting, kRunning, kFinished };
+
+// One token stream the engine advances: a request's prompt and what has been generated after
+// it. `computed` counts the tokens whose K/V is in the cache; the scheduler hands each sequence
+// the difference as work, which makes prefill, chunked prefill, decode and recompute after
+// preemption the same thing.
+struct Sequence {
+  uint64_t id = 0;           // the request's; its parallel samples and beams share it
+  int32_t sample = 0;        // which of the request's samples (beams number from 0 too)
+  int32_t priority = 0;      // higher runs first (SchedulingPolicy::kPriority)
+  uint64_t arrival = 0;      // admission order among equal priorities
+  double arrival_time = -1;  // on the scheduler's clock, set when it is first added
+  // sjf's aging, on the scheduler's generation clock: when the sequence last began to wait, and
+  // what it waited through before that (a preemption sends it back to wait again).
+  double waiting_since = 0;
+  double waited_before = 0;
+  // Output tokens the request is expected to generate (LengthPredictor) and may generate.
+  double predicted_output = 0;
+  int32_t max_output = 0;
+  std::vector<int32_t> tokens;  // prompt then generated
+  int32_t prompt_length = 0;
+  int32_t computed = 0;
+  int32_t cached_prompt_tokens = 0;  // served by the prefix cache at admission
+  int32_t preempted_computed = 0;    // tokens computed when it was last preempted
+  bool prefix_looked_up = false;
+  bool suspended = false;  // waiting with its KV kept, overtaken by a shorter request
+  uint64_t adapter = 0;    // keeps prefix-cache blocks apart per LoRA adapter; 0: none
+  int32_t lora_slot = -1;  // the adapter's LoRA slot; -1: the base model alone
+  BlockTable blocks;
+  std::unique_ptr<Sampler> sampler;
+  double cumulative_logprob = 0;  // of the generated tokens, under the raw model distribution
+  SequenceStatus status = SequenceStatus::kWaiting;
+
+  int32_t pending() const { return static_cast<int32_t>(tokens.size()) - computed; }
+  int32_t generated() const { return static_cast<int32_t>(tokens.size()) - prompt_length; }
+};
+
+}  // namespace baton

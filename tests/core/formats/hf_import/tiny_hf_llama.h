@@ -1,0 +1,405 @@
+#pragma once
+
+// A tiny random-weight Hugging Face Llama checkpoint directory (config.json,
+// tokenizer_config.json, a SentencePiece tokenizer.model trained here, model.safetensors in HF
+// layout) and a naive double-precision forward pass over its weights as transformers' Llama
+// computes it: RMSNorm, rotate_half RoPE, GQA attention with a causal mask, SwiGLU; or as its
+// Gemma2 does: scaled embeddings, (1 + weight) norms before and after attention and the
+// feed-forward, query_pre_attn_scalar, soft-capped scores and logits, a sliding window on even
+// layers, GeGLU.
+
+#include <sentencepiece_processor.h>
+#include <sentencepiece_trainer.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "tests/core/formats/hf_import/safetensors_writer.h"
+
+namespace baton::testing {
+
+struct TinyHfSpec {
+  int hidden = 64, layers = 2, heads = 4, kv_heads = 2, ffn = 96;
+  int extra_vocab = 0;  // embedding rows past the SentencePiece pieces (config vocab_size)
+  bool tied = false;    // tie_word_embeddings: no lm_head.weight
+  double rope_theta = 10000.0, rms_eps = 1e-5;
+  bool qwen2 = false;  // Qwen2ForCausalLM: q, k and v projections with biases
+  // Phi3ForCausalLM: q, k, v stored fused as qkv_proj and gate, up as gate_up_proj, in the
+  // order transformers' Phi3 slices them; a sliding window (of 128) below max_position_embeddings.
+  bool phi3 = false;
+  // With phi3: rope_scaling of type longrope with original_max_position_embeddings 8, so the
+  // test's ten-token prompts use the long factors, in transformers and in Baton alike.
+  bool long_rope = false;
+  // Gemma2ForCausalLM, with a head size (24) that is not hidden / heads, tied embeddings and a
+  // SentencePiece model without the dummy "▁" prefix, as Gemma's
+  bool gemma2 = false;
+};
+
+// Gemma 2 settings small enough to matter in a ten-token test.
+struct TinyGemma2 {
+  static constexpr int kHeadDim = 24, kWindow = 4;
+  static constexpr double kQueryScalar = 20.0, kAttnSoftcap = 3.0, kFinalSoftcap = 5.0;
+};
+
+// Trains a byte-fallback BPE SentencePiece model as Llama's is configured (no normalization,
+// a dummy space prefix, whitespace kept) on generated sentences; writes dir/tokenizer.model.
+inline void train_sentencepiece(const std::filesystem::path& dir, uint32_t seed,
+                                bool dummy_prefix = true) {
+  const char* words[] = {"the",  "cat",    "sat",  "on",   "a",      "mat",   "and",
+                         "dog",  "ran",    "to",   "big",  "red",    "house", "in",
+                         "tree", "little", "girl", "saw",  "bird",   "happy", "sun",
+                         "day",  "played", "with", "ball", "friend", "jumped"};
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<size_t> pick(0, std::size(words) - 1);
+  const std::filesystem::path corpus = dir / "corpus.txt";
+  {
+    std::ofstream out(corpus);
+    for (int line = 0; line < 400; ++line) {
+      for (int w = 0; w < 8; ++w) out << (w ? " " : "") << words[pick(rng)];
+      out << ". Tom has " << line << " apples!\n";
+    }
+  }
+  const auto status = sentencepiece::SentencePieceTrainer::Train(
+      "--input=" + corpus.string() + " --model_prefix=" + (dir / "tokenizer").string() +
+      " --vocab_size=400 --model_type=bpe --byte_fallback=true --character_coverage=1.0"
+      " --normalization_rule_name=identity --remove_extra_whitespaces=false"
+      " --add_dummy_prefix=" +
+      std::string(dummy_prefix ? "true" : "false") + " --split_digits=true --minloglevel=2");
+  std::filesystem::remove(corpus);
+  std::filesystem::remove(dir / "tokenizer.vocab");
+  if (!status.ok()) throw std::runtime_error("sentencepiece training failed: " + status.ToString());
+}
+
+class TinyHfLlama {
+ public:
+  TinyHfLlama(const std::filesystem::path& dir, const TinyHfSpec& spec, uint32_t seed)
+      : spec_(spec), rng_(seed) {
+    train_sentencepiece(dir, seed, !spec.gemma2);
+    sentencepiece::SentencePieceProcessor sp;
+    if (!sp.Load((dir / "tokenizer.model").string()).ok()) {
+      throw std::runtime_error("cannot load the trained tokenizer.model");
+    }
+    vocab_ = sp.GetPieceSize() + spec.extra_vocab;
+    write_config(dir / "config.json");
+    std::ofstream(dir / "tokenizer_config.json")
+        << nlohmann::json{{"add_bos_token", true}, {"add_eos_token", false}}.dump();
+    make_weights();
+    std::vector<SafetensorsEntry> entries;
+    for (const auto& [name, w] : stored_weights()) {
+      entries.push_back(f32_entry(name, w.shape, w.values));
+    }
+    write_safetensors(dir / "model.safetensors", entries);
+  }
+
+  int vocab_size() const { return vocab_; }
+
+  // The logits at every position of `tokens`.
+  std::vector<std::vector<double>> logits(const std::vector<int32_t>& tokens) const {
+    const int n = static_cast<int>(tokens.size()), hd = head_dim();
+    std::vector<Vec> x(n);
+    for (int t = 0; t < n; ++t) x[t] = row("model.embed_tokens.weight", tokens[t]);
+    if (spec_.gemma2) return gemma2_logits(std::move(x));
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<Vec> q(n), k(n), v(n);
+      for (int t = 0; t < n; ++t) {
+        const Vec h = rms_norm(x[t], p + "input_layernorm.weight");
+        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
+        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        v[t] = linear(p + "self_attn.v_proj", h);
+      }
+      for (int t = 0; t < n; ++t) {
+        Vec attn(spec_.heads * hd, 0.0);
+        for (int h = 0; h < spec_.heads; ++h) {
+          const int kvh = h / (spec_.heads / spec_.kv_heads);
+          Vec weights(t + 1);
+          double max_score = -INFINITY, total = 0;
+          for (int s = 0; s <= t; ++s) {
+            double dot = 0;
+            for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
+            weights[s] = dot / std::sqrt(double(hd));
+            max_score = std::max(max_score, weights[s]);
+          }
+          for (double& s : weights) total += s = std::exp(s - max_score);
+          for (int s = 0; s <= t; ++s) {
+            for (int d = 0; d < hd; ++d) {
+              attn[h * hd + d] += weights[s] / total * v[s][kvh * hd + d];
+            }
+          }
+        }
+        add_to(x[t], linear(p + "self_attn.o_proj", attn));
+        const Vec h = rms_norm(x[t], p + "post_attention_layernorm.weight");
+        const Vec gate = linear(p + "mlp.gate_proj", h);
+        Vec act = linear(p + "mlp.up_proj", h);
+        for (size_t i = 0; i < act.size(); ++i) act[i] *= gate[i] / (1.0 + std::exp(-gate[i]));
+        add_to(x[t], linear(p + "mlp.down_proj", act));
+      }
+    }
+    std::vector<Vec> out(n);
+    const std::string head = spec_.tied ? "model.embed_tokens" : "lm_head";
+    for (int t = 0; t < n; ++t) out[t] = linear(head, rms_norm(x[t], "model.norm.weight"));
+    return out;
+  }
+
+ private:
+  using Vec = std::vector<double>;
+  struct Weight {
+    std::vector<int64_t> shape;
+    std::vector<float> values;
+  };
+
+  int head_dim() const { return spec_.gemma2 ? TinyGemma2::kHeadDim : spec_.hidden / spec_.heads; }
+
+  // transformers' Gemma2Model from the embedding rows on.
+  std::vector<Vec> gemma2_logits(std::vector<Vec> x) const {
+    using G = TinyGemma2;
+    const int n = static_cast<int>(x.size()), hd = head_dim();
+    for (Vec& v : x) {
+      for (double& e : v) e *= std::sqrt(double(spec_.hidden));
+    }
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      std::vector<Vec> q(n), k(n), v(n);
+      for (int t = 0; t < n; ++t) {
+        const Vec h = gemma_norm(x[t], p + "input_layernorm.weight");
+        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
+        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        v[t] = linear(p + "self_attn.v_proj", h);
+      }
+      for (int t = 0; t < n; ++t) {
+        const int first = l % 2 == 0 ? std::max(0, t - G::kWindow + 1) : 0;
+        Vec attn(spec_.heads * hd, 0.0);
+        for (int h = 0; h < spec_.heads; ++h) {
+          const int kvh = h / (spec_.heads / spec_.kv_heads);
+          Vec weights(t + 1, 0.0);
+          double max_score = -INFINITY, total = 0;
+          for (int s = first; s <= t; ++s) {
+            double dot = 0;
+            for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
+            weights[s] =
+                G::kAttnSoftcap * std::tanh(dot / std::sqrt(G::kQueryScalar) / G::kAttnSoftcap);
+            max_score = std::max(max_score, weights[s]);
+          }
+          for (int s = first; s <= t; ++s) total += weights[s] = std::exp(weights[s] - max_score);
+          for (int s = first; s <= t; ++s) {
+            for (int d = 0; d < hd; ++d) {
+              attn[h * hd + d] += weights[s] / total * v[s][kvh * hd + d];
+            }
+          }
+        }
+        add_to(x[t], gemma_norm(linear(p + "self_attn.o_proj", attn),
+                                p + "post_attention_layernorm.weight"));
+        const Vec h = gemma_norm(x[t], p + "pre_feedforward_layernorm.weight");
+        const Vec gate = linear(p + "mlp.gate_proj", h);
+        Vec act = linear(p + "mlp.up_proj", h);
+        for (size_t i = 0; i < act.size(); ++i) act[i] *= gelu_tanh(gate[i]);
+        add_to(x[t], gemma_norm(linear(p + "mlp.down_proj", act),
+                                p + "post_feedforward_layernorm.weight"));
+      }
+    }
+    std::vector<Vec> out(n);
+    for (int t = 0; t < n; ++t) {
+      out[t] = linear("model.embed_tokens", gemma_norm(x[t], "model.norm.weight"));
+      for (double& logit : out[t]) {
+        logit = G::kFinalSoftcap * std::tanh(logit / G::kFinalSoftcap);
+      }
+    }
+    return out;
+  }
+
+  static double gelu_tanh(double x) {
+    const double pi = std::acos(-1.0);
+    return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / pi) * (x + 0.044715 * x * x * x)));
+  }
+
+  // Gemma's RMSNorm scales by 1 + weight.
+  Vec gemma_norm(const Vec& x, const std::string& weight) const { return rms_norm(x, weight, 1.0); }
+
+  // The checkpoint's tensors: the forward pass's own, with Phi-3's projections fused.
+  std::map<std::string, Weight> stored_weights() const {
+    if (!spec_.phi3) return weights_;
+    std::map<std::string, Weight> stored = weights_;
+    const auto fuse = [&](const std::string& fused, const std::vector<std::string>& parts) {
+      Weight w{{0, weights_.at(parts[0]).shape[1]}, {}};
+      for (const std::string& part : parts) {
+        const Weight& p = weights_.at(part);
+        w.shape[0] += p.shape[0];
+        w.values.insert(w.values.end(), p.values.begin(), p.values.end());
+        stored.erase(part);
+      }
+      stored[fused] = std::move(w);
+    };
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      fuse(p + "self_attn.qkv_proj.weight",
+           {p + "self_attn.q_proj.weight", p + "self_attn.k_proj.weight",
+            p + "self_attn.v_proj.weight"});
+      fuse(p + "mlp.gate_up_proj.weight", {p + "mlp.gate_proj.weight", p + "mlp.up_proj.weight"});
+    }
+    return stored;
+  }
+
+  void write_config(const std::filesystem::path& path) const {
+    const char* architecture = spec_.qwen2    ? "Qwen2ForCausalLM"
+                               : spec_.phi3   ? "Phi3ForCausalLM"
+                               : spec_.gemma2 ? "Gemma2ForCausalLM"
+                                              : "LlamaForCausalLM";
+    nlohmann::json config = {{"architectures", {architecture}},
+                             {"model_type", spec_.qwen2    ? "qwen2"
+                                            : spec_.phi3   ? "phi3"
+                                            : spec_.gemma2 ? "gemma2"
+                                                           : "llama"},
+                             {"hidden_size", spec_.hidden},
+                             {"intermediate_size", spec_.ffn},
+                             {"num_hidden_layers", spec_.layers},
+                             {"num_attention_heads", spec_.heads},
+                             {"num_key_value_heads", spec_.kv_heads},
+                             {"max_position_embeddings", 256},
+                             {"rms_norm_eps", spec_.rms_eps},
+                             {"rope_theta", spec_.rope_theta},
+                             {"rope_scaling", nullptr},
+                             {"vocab_size", vocab_},
+                             {"tie_word_embeddings", spec_.tied},
+                             {"bos_token_id", 1},
+                             {"eos_token_id", 2},
+                             {"torch_dtype", "float32"}};
+    if (spec_.phi3) config["sliding_window"] = 128;
+    if (spec_.long_rope) {
+      std::vector<double> short_factors, long_factors;
+      for (int i = 0; i < head_dim() / 2; ++i) {
+        short_factors.push_back(long_rope_factor(false, i));
+        long_factors.push_back(long_rope_factor(true, i));
+      }
+      config["rope_scaling"] = {
+          {"type", "longrope"}, {"short_factor", short_factors}, {"long_factor", long_factors}};
+      config["original_max_position_embeddings"] = kLongRopeOriginal;
+    }
+    if (spec_.gemma2) {
+      config["head_dim"] = TinyGemma2::kHeadDim;
+      config["sliding_window"] = TinyGemma2::kWindow;
+      config["query_pre_attn_scalar"] = TinyGemma2::kQueryScalar;
+      config["attn_logit_softcapping"] = TinyGemma2::kAttnSoftcap;
+      config["final_logit_softcapping"] = TinyGemma2::kFinalSoftcap;
+      config["hidden_activation"] = "gelu_pytorch_tanh";
+      config.erase("tie_word_embeddings");  // Gemma2Config ties them by default
+    }
+    std::ofstream(path) << config.dump(2);
+  }
+
+  void add(const std::string& name, std::vector<int64_t> shape, double scale, double offset = 0) {
+    std::normal_distribution<float> normal(0.0f, static_cast<float>(scale));
+    int64_t n = 1;
+    for (int64_t d : shape) n *= d;
+    std::vector<float> values(n);
+    for (float& v : values) v = static_cast<float>(offset) + normal(rng_);
+    weights_[name] = Weight{std::move(shape), std::move(values)};
+  }
+
+  void make_weights() {
+    const int64_t e = spec_.hidden, q = spec_.heads * head_dim(), kv = spec_.kv_heads * head_dim();
+    const double in_scale = 1.5 / std::sqrt(double(e));
+    // Gemma's norm weights are offsets from 1.
+    const double norm_offset = spec_.gemma2 ? 0.0 : 1.0;
+    add("model.embed_tokens.weight", {vocab_, e}, spec_.gemma2 ? in_scale : 1.0);
+    add("model.norm.weight", {e}, 0.2, norm_offset);
+    if (!spec_.tied && !spec_.gemma2) add("lm_head.weight", {vocab_, e}, in_scale);
+    for (int l = 0; l < spec_.layers; ++l) {
+      const std::string p = "model.layers." + std::to_string(l) + ".";
+      add(p + "input_layernorm.weight", {e}, 0.2, norm_offset);
+      add(p + "self_attn.q_proj.weight", {q, e}, in_scale);
+      add(p + "self_attn.k_proj.weight", {kv, e}, in_scale);
+      add(p + "self_attn.v_proj.weight", {kv, e}, in_scale);
+      if (spec_.qwen2) {
+        add(p + "self_attn.q_proj.bias", {q}, 0.5);
+        add(p + "self_attn.k_proj.bias", {kv}, 0.5);
+        add(p + "self_attn.v_proj.bias", {kv}, 0.5);
+      }
+      add(p + "self_attn.o_proj.weight", {e, q}, 1.0 / std::sqrt(double(q)));
+      add(p + "post_attention_layernorm.weight", {e}, 0.2, norm_offset);
+      if (spec_.gemma2) {
+        add(p + "pre_feedforward_layernorm.weight", {e}, 0.2);
+        add(p + "post_feedforward_layernorm.weight", {e}, 0.2);
+      }
+      add(p + "mlp.gate_proj.weight", {spec_.ffn, e}, in_scale);
+      add(p + "mlp.up_proj.weight", {spec_.ffn, e}, in_scale);
+      add(p + "mlp.down_proj.weight", {e, spec_.ffn}, 1.0 / std::sqrt(double(spec_.ffn)));
+    }
+  }
+
+  Vec row(const std::string& name, int64_t r) const {
+    const Weight& w = weights_.at(name);
+    const auto begin = w.values.begin() + r * w.shape[1];
+    return Vec(begin, begin + w.shape[1]);
+  }
+
+  // y = W x (+ b when the layer has a bias) for W [rows, cols], PyTorch's nn.Linear.
+  Vec linear(const std::string& layer, const Vec& x) const {
+    const Weight& w = weights_.at(layer + ".weight");
+    const auto bias = weights_.find(layer + ".bias");
+    Vec y(w.shape[0], 0.0);
+    if (bias != weights_.end()) y.assign(bias->second.values.begin(), bias->second.values.end());
+    for (int64_t r = 0; r < w.shape[0]; ++r) {
+      for (int64_t c = 0; c < w.shape[1]; ++c) y[r] += double(w.values[r * w.shape[1] + c]) * x[c];
+    }
+    return y;
+  }
+
+  Vec rms_norm(const Vec& x, const std::string& weight, double offset = 0.0) const {
+    double ss = 0;
+    for (double v : x) ss += v * v;
+    const double inv = 1.0 / std::sqrt(ss / x.size() + spec_.rms_eps);
+    const Weight& w = weights_.at(weight);
+    Vec y(x.size());
+    for (size_t i = 0; i < x.size(); ++i) y[i] = x[i] * inv * (offset + w.values[i]);
+    return y;
+  }
+
+  static constexpr int kLongRopeOriginal = 8;
+
+  // Short factors near 1, long ones growing with the pair; exact in float.
+  static double long_rope_factor(bool long_set, int pair) {
+    return long_set ? 1.0 + 0.75 * pair : 1.0 + 0.125 * (pair % 3);
+  }
+
+  // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, where each head's
+  // dimension i pairs with i + head_dim/2. Phi-3's longrope divides each pair's frequency by its
+  // factor (the long set past the original context) and scales cos and sin by
+  // sqrt(1 + ln(max positions / original) / ln(original)).
+  Vec rotate_half_rope(Vec x, int pos) const {
+    const int hd = head_dim(), half = hd / 2;
+    const double magnitude = spec_.long_rope
+                                 ? std::sqrt(1 + std::log(256.0 / kLongRopeOriginal) /
+                                                     std::log(double(kLongRopeOriginal)))
+                                 : 1.0;
+    for (size_t h = 0; h < x.size() / hd; ++h) {
+      for (int i = 0; i < half; ++i) {
+        double angle = pos * std::pow(spec_.rope_theta, -2.0 * i / hd);
+        if (spec_.long_rope) angle /= long_rope_factor(true, i);
+        double& a = x[h * hd + i];
+        double& b = x[h * hd + i + half];
+        const double x0 = a, x1 = b;
+        a = magnitude * (x0 * std::cos(angle) - x1 * std::sin(angle));
+        b = magnitude * (x1 * std::cos(angle) + x0 * std::sin(angle));
+      }
+    }
+    return x;
+  }
+
+  static void add_to(Vec& x, const Vec& y) {
+    for (size_t i = 0; i < x.size(); ++i) x[i] += y[i];
+  }
+
+  TinyHfSpec spec_;
+  std::mt19937 rng_;
+  int64_t vocab_ = 0;
+  std::map<std::string, Weight> weights_;
+};
+
+}  // namespace baton::testing

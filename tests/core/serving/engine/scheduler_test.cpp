@@ -1,0 +1,134 @@
+#include "core/serving/engine/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/core/serving/engine/scheduler_fixture.h"
+
+namespace baton {
+namespace {
+
+class SchedulerTest : public testing::SchedulerFixture {};
+
+TEST_F(SchedulerTest, LongPromptIsPrefilledInChunksOfTheTokenBudget) {
+  BlockManager blocks(16, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 8, .max_seqs = 4}, blocks, 64);
+  Sequence* s = make(20);
+  scheduler.add(s);
+  std::vector<int32_t> counts;
+  for (int step = 0; step < 4; ++step) {
+    const StepPlan plan = scheduler.schedule();
+    ASSERT_EQ(plan.chunks.size(), 1u);
+    counts.push_back(plan.chunks[0].count);
+    EXPECT_EQ(plan.chunks[0].needs_logits, step >= 2);
+    complete(plan);
+  }
+  EXPECT_EQ(counts, (std::vector<int32_t>{8, 8, 4, 1}));  // then one decode token
+}
+
+TEST_F(SchedulerTest, DecodesRideAlongWithANewPromptsChunk) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 10, .max_seqs = 4}, blocks, 64);
+  Sequence* a = make(3);
+  scheduler.add(a);
+  complete(scheduler.schedule());  // a prefilled, now decoding
+  Sequence* b = make(30);
+  scheduler.add(b);
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.chunks.size(), 2u);
+  EXPECT_EQ(plan.chunks[0].sequence, a);
+  EXPECT_EQ(plan.chunks[0].count, 1);
+  EXPECT_EQ(plan.chunks[1].sequence, b);
+  EXPECT_EQ(plan.chunks[1].count, 9) << "the rest of the budget";
+}
+
+TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
+  BlockManager blocks(4, 4, false);  // 16 tokens in all
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* old_one = make(8);
+  Sequence* new_one = make(8);
+  scheduler.add(old_one);
+  scheduler.add(new_one);
+  complete(scheduler.schedule());              // both prefilled: 2 blocks each, 8 tokens each now
+  const StepPlan plan = scheduler.schedule();  // both need a third block: only one fits
+  ASSERT_EQ(plan.preempted.size(), 1u);
+  EXPECT_EQ(plan.preempted[0], new_one);
+  EXPECT_EQ(new_one->computed, 0) << "recomputed from scratch later";
+  ASSERT_EQ(plan.chunks.size(), 1u);
+  EXPECT_EQ(plan.chunks[0].sequence, old_one);
+  EXPECT_EQ(scheduler.preemption_count(), 1);
+}
+
+TEST_F(SchedulerTest, PromptThatCanNeverFitIsRejectedWithAReason) {
+  BlockManager blocks(2, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* s = make(20);
+  scheduler.add(s);
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.rejected.size(), 1u);
+  EXPECT_NE(plan.rejected[0].second.find("the context holds 8"), std::string::npos)
+      << plan.rejected[0].second;
+}
+
+TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 5, .max_seqs = 4, .policy = SchedulingPolicy::kPriority},
+                      blocks, 64);
+  Sequence* low = make(5, 0);
+  Sequence* high = make(5, 3);
+  scheduler.add(low);
+  scheduler.add(high);
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.chunks.size(), 1u);
+  EXPECT_EQ(plan.chunks[0].sequence, high);
+}
+
+TEST_F(SchedulerTest, SequenceCapLimitsARunningBatch) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 2}, blocks, 64);
+  for (int i = 0; i < 3; ++i) scheduler.add(make(2));
+  EXPECT_EQ(scheduler.schedule().chunks.size(), 2u);
+  EXPECT_EQ(scheduler.waiting_count(), 1u);
+}
+
+// Pipeline micro-batches: a step in flight holds its requests' sequences, so the next step takes
+// the others, within its share of the token budget.
+TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 8}, blocks, 64);
+  std::vector<Sequence*> all;
+  for (int i = 0; i < 4; ++i) {
+    all.push_back(make(3));
+    scheduler.add(all.back());
+  }
+  StepLimits limits{.max_tokens = 6};  // two of the 3-token prompts
+  const StepPlan first = scheduler.schedule(limits);
+  ASSERT_EQ(first.chunks.size(), 2u);
+  for (const ScheduledChunk& c : first.chunks) limits.busy.insert(c.sequence->id);
+  const StepPlan second = scheduler.schedule(limits);
+  ASSERT_EQ(second.chunks.size(), 2u);
+  for (const ScheduledChunk& c : second.chunks) {
+    EXPECT_FALSE(limits.busy.contains(c.sequence->id)) << "sequence " << c.sequence->id;
+  }
+  for (const ScheduledChunk& c : second.chunks) limits.busy.insert(c.sequence->id);
+  EXPECT_TRUE(scheduler.schedule(limits).chunks.empty()) << "every request is in flight";
+}
+
+TEST_F(SchedulerTest, ASequenceInFlightIsNeverPreempted) {
+  BlockManager blocks(4, 4, false);  // 16 tokens in all
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* old_one = make(8);
+  Sequence* new_one = make(8);
+  scheduler.add(old_one);
+  scheduler.add(new_one);
+  complete(scheduler.schedule());  // both prefilled: 2 blocks each
+  // The newest one is in flight: the old one, needing a third block, gives way itself.
+  const StepPlan plan = scheduler.schedule({.busy = {new_one->id}});
+  ASSERT_EQ(plan.preempted.size(), 1u);
+  EXPECT_EQ(plan.preempted[0], old_one);
+  EXPECT_TRUE(plan.chunks.empty())
+      << plan.chunks[0].sequence->id << " " << plan.chunks[0].first << " " << plan.chunks[0].count;
+  EXPECT_EQ(new_one->computed, 8);
+}
+
+}  // namespace
+}  // namespace baton

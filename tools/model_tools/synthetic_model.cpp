@@ -1,0 +1,389 @@
+#include "tools/model_tools/synthetic_model.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numbers>
+
+#include "baton/error.h"
+#include "core/formats/gguf/gguf_file.h"
+#include "core/formats/gguf/gguf_writer.h"
+#include "core/runtime/quantize/quantize.h"
+#include "tools/model_tools/quantize_model.h"
+
+namespace baton {
+namespace {
+
+const std::map<std::string, SyntheticShape, std::less<>>& known_shapes() {
+  static const std::map<std::string, SyntheticShape, std::less<>> kShapes = {
+      {"tinyllama-1.1b",
+       {.n_embd = 2048,
+        .n_layer = 22,
+        .n_head = 32,
+        .n_head_kv = 4,
+        .n_ff = 5632,
+        .n_vocab = 32000,
+        .n_ctx = 2048}},
+      {"llama-110m",
+       {.n_embd = 768,
+        .n_layer = 12,
+        .n_head = 12,
+        .n_head_kv = 12,
+        .n_ff = 2048,
+        .n_vocab = 32000,
+        .n_ctx = 1024}},
+      {"qwen2-0.5b",
+       {.architecture = "qwen2",
+        .n_embd = 896,
+        .n_layer = 24,
+        .n_head = 14,
+        .n_head_kv = 2,
+        .n_ff = 4864,
+        .n_vocab = 151936,
+        .n_ctx = 32768,
+        .rope_freq_base = 1000000.0f,
+        .rms_eps = 1e-6f,
+        .tied_embeddings = true}},
+      {"phi3-mini",
+       {.architecture = "phi3",
+        .n_embd = 3072,
+        .n_layer = 32,
+        .n_head = 32,
+        .n_head_kv = 32,
+        .n_ff = 8192,
+        .n_vocab = 32064,
+        .n_ctx = 4096}},
+      {"gemma2-2b",
+       {.architecture = "gemma2",
+        .n_embd = 2304,
+        .n_layer = 26,
+        .n_head = 8,
+        .n_head_kv = 4,
+        .head_dim = 256,
+        .n_ff = 9216,
+        .n_vocab = 256000,
+        .n_ctx = 8192,
+        .rms_eps = 1e-6f,
+        .tied_embeddings = true}},
+  };
+  return kShapes;
+}
+
+[[noreturn]] void invalid(const std::string& message) {
+  throw Error(ErrorCategory::kInvalidArgument, message);
+}
+
+// llama.cpp's llama_ftype for a file whose matrices are of one type: the quantize presets'
+// codes, plus ALL_F32, which no preset produces.
+uint32_t llama_file_type(DType type) {
+  if (type == DType::kF32) return 0;
+  for (const QuantizePreset& preset : quantize_presets()) {
+    if (!preset.mixed && preset.type == type) return preset.llama_ftype;
+  }
+  invalid("weight type " + std::string(to_string(type)) +
+          " cannot be synthesized (use f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, "
+          "q3_K, q4_K, q5_K, q6_K, int8, int4_g32, int4_g128 or fp8)");
+}
+
+// Every matrix row is n_embd or n_ff long, so both must be whole blocks of `type`.
+void check_block_size(const SyntheticShape& s, DType type) {
+  const int64_t block = traits(type).block_size;
+  for (const auto& [name, value] : {std::pair{"n_embd", s.n_embd}, std::pair{"n_ff", s.n_ff}}) {
+    if (value % block != 0) {
+      invalid(std::string(name) + " = " + std::to_string(value) + " is not a multiple of the " +
+              std::string(to_string(type)) + " block size " + std::to_string(block));
+    }
+  }
+}
+
+void check_shape(const SyntheticShape& s) {
+  const std::pair<const char*, int32_t> dims[] = {
+      {"n_embd", s.n_embd}, {"n_layer", s.n_layer},
+      {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
+      {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
+      {"ctx", s.n_ctx},     {"sliding_window", s.sliding_window}};
+  for (const auto& [name, value] : dims) {
+    if (value <= 0)
+      invalid(std::string(name) + " = " + std::to_string(value) + " must be positive");
+  }
+  if (s.architecture != "llama" && s.architecture != "qwen2" && s.architecture != "phi3" &&
+      s.architecture != "gemma2") {
+    invalid("architecture '" + s.architecture +
+            "' cannot be synthesized (use llama, qwen2, phi3 or gemma2)");
+  }
+  if (s.head_dim == 0 && (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0)) {
+    invalid("n_embd " + std::to_string(s.n_embd) + " is not an even head size times n_head " +
+            std::to_string(s.n_head));
+  }
+  if (s.long_rope_original_context < 0 ||
+      (s.long_rope_original_context > 0 && s.architecture != "phi3")) {
+    invalid("LongRoPE factors are a phi3 feature, after a positive original context");
+  }
+  if (s.head_dim < 0 || s.head_dim % 2 != 0) {
+    invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
+  }
+  if (s.n_head % s.n_head_kv != 0) {
+    invalid("n_head " + std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
+            std::to_string(s.n_head_kv));
+  }
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+// Box-Muller over splitmix64: fast enough that making 1.1B weights is bound by the disk, and
+// seeded per row so the result does not depend on how rows are split between threads.
+void fill_normal(float* out, int64_t n, float std, uint64_t seed) {
+  uint64_t state = seed;
+  for (int64_t i = 0; i < n; i += 2) {
+    const double u1 = (static_cast<double>(splitmix64(state) >> 11) + 1.0) * 0x1p-53;
+    const double u2 = static_cast<double>(splitmix64(state) >> 11) * 0x1p-53;
+    const double r = std::sqrt(-2.0 * std::log(u1)) * std;
+    out[i] = static_cast<float>(r * std::cos(2 * std::numbers::pi * u2));
+    if (i + 1 < n) out[i + 1] = static_cast<float>(r * std::sin(2 * std::numbers::pi * u2));
+  }
+}
+
+// Random rows of `type`, quantized in parallel straight into the writer's buffer.
+gguf::GgufWriter::TensorFiller random_matrix(int64_t rows, int64_t cols, DType type, float std,
+                                             uint64_t seed) {
+  return [=](std::span<std::byte> bytes) {
+    const size_t row_bytes = baton::row_bytes(type, cols);
+#pragma omp parallel
+    {
+      std::vector<float> row(static_cast<size_t>(cols));
+#pragma omp for schedule(static)
+      for (int64_t r = 0; r < rows; ++r) {
+        uint64_t row_seed = seed ^ (static_cast<uint64_t>(r) * 0xd1b54a32d192ed03ull);
+        fill_normal(row.data(), cols, std, splitmix64(row_seed));
+        quantize_row(type, row.data(), bytes.data() + row_bytes * r, cols);
+      }
+    }
+  };
+}
+
+uint64_t name_seed(uint64_t seed, const std::string& name) {
+  uint64_t h = 0xcbf29ce484222325ull ^ seed;  // FNV-1a over the name, keyed by the seed
+  for (char c : name) h = (h ^ static_cast<uint8_t>(c)) * 0x100000001b3ull;
+  return h;
+}
+
+class TensorList {
+ public:
+  TensorList(gguf::GgufWriter& writer, const SynthOptions& options)
+      : writer_(writer), options_(options) {}
+
+  void matrix(const std::string& name, int64_t rows, int64_t cols) {
+    add(name, {rows, cols}, options_.weight_type, options_.weight_std);
+  }
+  void output_matrix(const std::string& name, int64_t rows, int64_t cols) {
+    add(name, {rows, cols}, options_.output_type.value_or(options_.weight_type),
+        options_.weight_std);
+  }
+  void bias(const std::string& name, int64_t n) {
+    add(name, {n}, DType::kF32, options_.weight_std);
+  }
+  void norm(const std::string& name, int64_t n) {
+    if (layout_only(name, {n}, DType::kF32)) return;
+    writer_.add_tensor(name, {n}, DType::kF32, [](std::span<std::byte> bytes) {
+      const float one = 1.0f;
+      for (size_t i = 0; i < bytes.size(); i += sizeof(float)) {
+        std::memcpy(bytes.data() + i, &one, sizeof(float));
+      }
+    });
+    count(n, bytes_for(DType::kF32, n));
+  }
+  // Factors 1 + |normal| * spread: dividing an angle by less than 1 is not what they are for.
+  void rope_factors(const std::string& name, int64_t n, float spread) {
+    if (layout_only(name, {n}, DType::kF32)) return;
+    writer_.add_tensor(name, {n}, DType::kF32, [=, this](std::span<std::byte> bytes) {
+      std::vector<float> values(static_cast<size_t>(n));
+      fill_normal(values.data(), n, spread, name_seed(options_.seed, name));
+      for (float& v : values) v = 1.0f + std::abs(v);
+      std::memcpy(bytes.data(), values.data(), bytes.size());
+    });
+    count(n, bytes_for(DType::kF32, n));
+  }
+  SynthSummary summary;
+
+ private:
+  // Adds the tensor as a hole, counted, when options ask for the layout only.
+  bool layout_only(const std::string& name, const Shape& shape, DType type) {
+    if (!options_.layout_only) return false;
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    writer_.add_zero_tensor(name, shape, type);
+    count(rows * shape.back(), rows * row_bytes(type, shape.back()));
+    return true;
+  }
+  void add(const std::string& name, Shape shape, DType type, float std) {
+    if (layout_only(name, shape, type)) return;
+    const int64_t rows = shape.size() == 2 ? shape[0] : 1;
+    writer_.add_tensor(
+        name, shape, type,
+        random_matrix(rows, shape.back(), type, std, name_seed(options_.seed, name)));
+    count(rows * shape.back(), rows * row_bytes(type, shape.back()));
+  }
+  void count(int64_t n, uint64_t bytes) {
+    summary.n_params += n;
+    summary.weight_bytes += bytes;
+  }
+
+  gguf::GgufWriter& writer_;
+  const SynthOptions& options_;
+};
+
+// SentencePiece metadata llama.cpp accepts: control, byte and filler normal tokens.
+void add_generated_vocabulary(gguf::GgufWriter& writer, int32_t n_vocab) {
+  constexpr int32_t kFixed = 3 + 256;
+  if (n_vocab < kFixed + 1) {
+    invalid("n_vocab " + std::to_string(n_vocab) + " is too small for a generated vocabulary " +
+            "(at least " + std::to_string(kFixed + 1) + "); use --vocab-from");
+  }
+  std::vector<std::string> tokens = {"<unk>", "<s>", "</s>"};
+  std::vector<int32_t> types = {2, 3, 3};  // llama_token_type: unknown, control
+  std::vector<float> scores(3, 0.0f);
+  for (int b = 0; b < 256; ++b) {
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+    tokens.push_back(piece);
+    types.push_back(6);  // byte
+    scores.push_back(0.0f);
+  }
+  for (int32_t i = 0; static_cast<int32_t>(tokens.size()) < n_vocab; ++i) {
+    tokens.push_back("\xe2\x96\x81t" + std::to_string(i));  // "▁t<i>"
+    types.push_back(1);                                     // normal
+    scores.push_back(-static_cast<float>(i));
+  }
+  writer.add_string("tokenizer.ggml.model", "llama");
+  writer.add_string_array("tokenizer.ggml.tokens", tokens);
+  writer.add_float32_array("tokenizer.ggml.scores", scores);
+  writer.add_int32_array("tokenizer.ggml.token_type", types);
+  writer.add_uint32("tokenizer.ggml.unknown_token_id", 0);
+  writer.add_uint32("tokenizer.ggml.bos_token_id", 1);
+  writer.add_uint32("tokenizer.ggml.eos_token_id", 2);
+}
+
+// Copies every tokenizer.* key and returns the vocabulary size.
+int32_t copy_vocabulary(gguf::GgufWriter& writer, const std::filesystem::path& from) {
+  const gguf::GgufFile source = gguf::GgufFile::open(from);
+  const size_t n_vocab = source.get_string_array("tokenizer.ggml.tokens").size();
+  for (const auto& [key, value] : source.metadata()) {
+    if (key.starts_with("tokenizer.")) writer.add(key, value);
+  }
+  return static_cast<int32_t>(n_vocab);
+}
+
+}  // namespace
+
+std::string synthetic_shape_names() {
+  std::string names;
+  for (const auto& [name, shape] : known_shapes()) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+
+SyntheticShape synthetic_shape(std::string_view name) {
+  const auto it = known_shapes().find(name);
+  if (it == known_shapes().end()) {
+    throw Error(ErrorCategory::kInvalidArgument, "unknown shape '" + std::string(name) +
+                                                     "' (known shapes: " + synthetic_shape_names() +
+                                                     ")");
+  }
+  return it->second;
+}
+
+SynthSummary write_synthetic_model(const SynthOptions& options, const std::filesystem::path& path) {
+  SyntheticShape s = options.shape;
+  gguf::GgufWriter writer;
+  const std::string& a = s.architecture;
+  writer.add_string("general.architecture", a);
+  writer.add_string("general.name", options.name.empty() ? "synthetic" : options.name);
+  writer.add_uint32("general.file_type", llama_file_type(options.weight_type));
+  if (is_quantized(options.weight_type)) writer.add_uint32("general.quantization_version", 2);
+  if (!options.vocab_from.empty()) s.n_vocab = copy_vocabulary(writer, options.vocab_from);
+  check_shape(s);
+  check_block_size(s, options.weight_type);
+  if (options.output_type) {
+    llama_file_type(*options.output_type);  // rejects a type that cannot be synthesized
+    check_block_size(s, *options.output_type);
+  }
+  if (options.vocab_from.empty()) add_generated_vocabulary(writer, s.n_vocab);
+  const int32_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+  writer.add_uint32(a + ".vocab_size", s.n_vocab);
+  writer.add_uint32(a + ".context_length", s.n_ctx);
+  writer.add_uint32(a + ".embedding_length", s.n_embd);
+  writer.add_uint32(a + ".block_count", s.n_layer);
+  writer.add_uint32(a + ".feed_forward_length", s.n_ff);
+  writer.add_uint32(a + ".rope.dimension_count", head_dim);
+  writer.add_uint32(a + ".attention.head_count", s.n_head);
+  writer.add_uint32(a + ".attention.head_count_kv", s.n_head_kv);
+  writer.add_float32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
+  writer.add_float32(a + ".rope.freq_base", s.rope_freq_base);
+  if (a == "gemma2") {
+    writer.add_uint32(a + ".attention.key_length", head_dim);
+    writer.add_uint32(a + ".attention.value_length", head_dim);
+    writer.add_float32(a + ".attn_logit_softcapping", 50.0f);
+    writer.add_float32(a + ".final_logit_softcapping", 30.0f);
+    writer.add_uint32(a + ".attention.sliding_window", s.sliding_window);
+  }
+
+  TensorList t(writer, options);
+  const int64_t q_dim = int64_t{s.n_head} * head_dim;
+  const int64_t kv_dim = int64_t{s.n_head_kv} * head_dim;
+  if (s.tied_embeddings) {
+    t.output_matrix("token_embd.weight", s.n_vocab, s.n_embd);
+  } else {
+    t.matrix("token_embd.weight", s.n_vocab, s.n_embd);
+  }
+  for (int32_t i = 0; i < s.n_layer; ++i) {
+    const std::string p = "blk." + std::to_string(i) + ".";
+    t.norm(p + "attn_norm.weight", s.n_embd);
+    if (a == "phi3") {
+      t.matrix(p + "attn_qkv.weight", q_dim + 2 * kv_dim, s.n_embd);
+    } else {
+      t.matrix(p + "attn_q.weight", q_dim, s.n_embd);
+      t.matrix(p + "attn_k.weight", kv_dim, s.n_embd);
+      t.matrix(p + "attn_v.weight", kv_dim, s.n_embd);
+    }
+    if (a == "qwen2") {
+      t.bias(p + "attn_q.bias", q_dim);
+      t.bias(p + "attn_k.bias", kv_dim);
+      t.bias(p + "attn_v.bias", kv_dim);
+    }
+    t.matrix(p + "attn_output.weight", s.n_embd, q_dim);
+    if (a == "gemma2") t.norm(p + "post_attention_norm.weight", s.n_embd);
+    t.norm(p + "ffn_norm.weight", s.n_embd);
+    if (a == "phi3") {
+      t.matrix(p + "ffn_up.weight", 2 * int64_t{s.n_ff}, s.n_embd);
+    } else {
+      t.matrix(p + "ffn_gate.weight", s.n_ff, s.n_embd);
+      t.matrix(p + "ffn_up.weight", s.n_ff, s.n_embd);
+    }
+    t.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
+    if (a == "gemma2") t.norm(p + "post_ffw_norm.weight", s.n_embd);
+  }
+  if (s.long_rope_original_context > 0) {
+    writer.add_uint32(a + ".rope.scaling.original_context_length", s.long_rope_original_context);
+    // Phi-3's magnitude scaling for its context extension, as llama.cpp's converter writes it.
+    const double scale = static_cast<double>(s.n_ctx) / s.long_rope_original_context;
+    writer.add_float32(
+        a + ".rope.scaling.attn_factor",
+        scale > 1.0 ? static_cast<float>(
+                          std::sqrt(1.0 + std::log(scale) / std::log(s.long_rope_original_context)))
+                    : 1.0f);
+    t.rope_factors("rope_factors_short.weight", head_dim / 2, 0.5f);
+    t.rope_factors("rope_factors_long.weight", head_dim / 2, 20.0f);
+  }
+  t.norm("output_norm.weight", s.n_embd);
+  if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);
+  writer.write(path);
+  t.summary.n_vocab = s.n_vocab;
+  return t.summary;
+}
+
+}  // namespace baton
