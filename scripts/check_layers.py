@@ -18,11 +18,18 @@ GPU kernels without a toolkit) and reads the same table, from cmake/layers.cmake
 Backends (backends/) see only the runtime, and nothing but tools and tests includes a backend.
 Tools and tests may include anything. A file may include its own layer and the ones below.
 
-Usage: check_layers.py [ROOT]   (ROOT defaults to the repository this script is in; the table is
-always this repository's)
+With --compile-commands, it also reads a build's compile_commands.json and fails when a file of
+a layer or a backend compiles with the repository root (or its include/) on its include path,
+which would let it include any layer: a target that takes its include path from a library
+instead of from its layer.
+
+Usage: check_layers.py [ROOT] [--compile-commands FILE]   (ROOT defaults to the repository this
+script is in; the table is always this repository's)
 """
+import json
 import os
 import re
+import shlex
 import sys
 
 REPOSITORY = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,15 +100,53 @@ def violations(root):
     return found
 
 
+def root_on_include_path(root, compile_commands):
+    """Layer and backend files whose compile command puts `root` or root/include on the path."""
+    with open(compile_commands, encoding="utf-8") as f:
+        entries = json.load(f)
+    forbidden = {os.path.realpath(root), os.path.realpath(os.path.join(root, "include"))}
+    found = []
+    for entry in entries:
+        source = os.path.join(entry["directory"], entry["file"])
+        path = os.path.relpath(os.path.realpath(source), os.path.realpath(root))
+        if path.startswith("..") or layer_of(path) is None:
+            continue
+        words = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
+        folders = []
+        for i, word in enumerate(words):
+            for flag in ("-I", "-isystem"):
+                if word == flag and i + 1 < len(words):
+                    folders.append(words[i + 1])
+                elif word.startswith(flag) and len(word) > len(flag):
+                    folders.append(word[len(flag):])
+        for folder in folders:
+            folder = os.path.realpath(os.path.join(entry["directory"], folder))
+            if folder in forbidden:
+                found.append("%s (%s) compiles with %s on its include path" % (
+                    path, layer_of(path), folder))
+                break
+    return found
+
+
 def main():
-    root = sys.argv[1] if len(sys.argv) > 1 else REPOSITORY
+    args = sys.argv[1:]
+    compile_commands = None
+    if "--compile-commands" in args:
+        at = args.index("--compile-commands")
+        compile_commands = args[at + 1]
+        del args[at:at + 2]
+    root = args[0] if args else REPOSITORY
     found = violations(root)
+    if compile_commands:
+        found += root_on_include_path(root, compile_commands)
     for line in found:
         print(line)
     if found:
-        print("%d include(s) point up the layers (see the table in cmake/layers.cmake)" % len(found))
+        print("%d place(s) where a layer can see above itself (see the table in cmake/layers.cmake)"
+              % len(found))
         sys.exit(1)
-    print("every include points down the layers")
+    print("every include points down the layers" +
+          (", and no layer compiles with the root on its include path" if compile_commands else ""))
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ def headers_hash():
     digest = hashlib.sha256()
     folder = os.path.join(ROOT, "include", "baton")
     for name in sorted(os.listdir(folder)):
+        if not os.path.isfile(os.path.join(folder, name)):
+            continue
         with open(os.path.join(folder, name), encoding="utf-8") as f:
             code = " ".join(COMMENT.sub(" ", f.read()).split())
         digest.update(name.encode() + b"\0" + code.encode() + b"\0")
@@ -38,16 +40,17 @@ def soversion():
 
 
 def main():
-    current = "%d %s" % (soversion(), headers_hash())
-    if sys.argv[1:] == ["--record"]:
-        with open(RECORD, "w", encoding="utf-8") as f:
-            f.write(current + "\n")
-        print("recorded: " + current)
-        return
+    version, now = str(soversion()), headers_hash()
     with open(RECORD, encoding="utf-8") as f:
-        recorded = f.read().strip()
-    recorded_version, recorded_hash = recorded.split()
-    version, now = current.split()
+        recorded_version, recorded_hash = f.read().split()
+    if sys.argv[1:] == ["--record"]:
+        if now != recorded_hash and int(version) <= int(recorded_version):
+            sys.exit("include/baton/ changed: raise BATON_SOVERSION above %s in CMakeLists.txt "
+                     "before recording" % recorded_version)
+        with open(RECORD, "w", encoding="utf-8") as f:
+            f.write("%s %s\n" % (version, now))
+        print("recorded: SOVERSION %s for headers %s" % (version, now))
+        return
     if now != recorded_hash:
         sys.exit("include/baton/ changed since SOVERSION %s was set: raise BATON_SOVERSION in "
                  "CMakeLists.txt, then run scripts/check_soversion.py --record" % recorded_version)

@@ -1,5 +1,6 @@
 #include "core/api/replica_stats.h"
 
+#include <cassert>
 #include <type_traits>
 
 namespace baton {
@@ -9,6 +10,7 @@ EngineStats merge_replica_stats(const std::vector<EngineStats>& replicas) {
   for_each_stat_field([&](const StatField& field, auto member) {
     using Value = std::remove_reference_t<decltype(merged.*member)>;
     if constexpr (std::is_same_v<Value, bool>) {
+      assert(field.merge == StatMerge::kAll && "a flag merges only as all-of");
       bool all = true;
       for (const EngineStats& r : replicas) all = all && r.*member;
       merged.*member = all;

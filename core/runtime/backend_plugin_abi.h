@@ -13,9 +13,8 @@
 
 namespace baton {
 
-// 2: Buffer gained release_pages, discard and data_for_overwrite; ops/op.h moved to
-// core/runtime/op.h. 3: ops geglu, scale and softcap with ScalarParams; AttentionParams gained
-// softcap and window;
+// 2: Buffer gained release_pages, discard and data_for_overwrite; ops/op.h moved to core/op.h.
+// 3: ops geglu, scale and softcap with ScalarParams; AttentionParams gained softcap and window;
 //    DTypeTraits gained the row codecs; plugins link their own copy of the runtime layer.
 inline constexpr uint32_t kBackendAbiVersion = 3;
 

@@ -79,9 +79,13 @@ struct StatField {
 // The wire format between ranks follows this order: a new field changes kStatsWireVersion.
 template <typename Visit>
 constexpr void for_each_stat_field(Visit&& visit) {
+  // Short names for the rows; not `using enum`, which embedders on C++17 could not compile.
   using S = EngineStats;
-  using enum StatMerge;
-  using enum MetricType;
+  constexpr StatMerge kSum = StatMerge::kSum, kAll = StatMerge::kAll;
+  constexpr StatMerge kMeanOverPredictions = StatMerge::kMeanOverPredictions;
+  constexpr StatMerge kMeanOverHeadPredictions = StatMerge::kMeanOverHeadPredictions;
+  constexpr StatMerge kPrefixHitRate = StatMerge::kPrefixHitRate;
+  constexpr MetricType kCounter = MetricType::kCounter, kGauge = MetricType::kGauge;
   visit(StatField{"steps", kSum, kCounter, "baton_engine_steps_total", "Engine steps."}, &S::steps);
   visit(StatField{"computed_tokens", kSum, kCounter, "baton_computed_tokens_total",
                   "Tokens run through the model."},

@@ -1,5 +1,6 @@
 """scripts/check_layers.py on made-up trees: an include that points down passes, each kind of
 wrong-way include fails naming the file, the line and both layers."""
+import json
 import os
 import subprocess
 import sys
@@ -48,8 +49,30 @@ def main():
         expect(code == 1, "%s including %s was accepted:\n%s" % (path, included, out))
         expected = '%s:3: %s (%s) includes %s (%s)' % (path, path, own, included, other)
         expect(expected in out, "expected %r in:\n%s" % (expected, out))
-    print("check_layers.py: %d downward includes pass, %d wrong-way includes fail"
-          % (len(downward), len(upward)))
+    check_compile_commands()
+    print("check_layers.py: %d downward includes pass, %d wrong-way includes fail, and a layer "
+          "compiled with the root on its include path fails" % (len(downward), len(upward)))
+
+
+def check_compile_commands():
+    with tempfile.TemporaryDirectory(prefix="baton-layers-") as root:
+        os.makedirs(os.path.join(root, "core", "runtime"))
+        with open(os.path.join(root, "core", "runtime", "tensor.cpp"), "w") as f:
+            f.write('#include "core/runtime/tensor.h"\n')
+        commands = os.path.join(root, "compile_commands.json")
+
+        def run_with(flags):
+            with open(commands, "w") as f:
+                json.dump([{"directory": root, "file": "core/runtime/tensor.cpp",
+                            "command": "c++ %s -c core/runtime/tensor.cpp" % flags}], f)
+            return subprocess.run([sys.executable, CHECKER, root, "--compile-commands", commands],
+                                  capture_output=True, text=True)
+
+        staged = run_with("-I%s/build/layer_includes/runtime" % root)
+        expect(staged.returncode == 0, "a staged include path was refused:\n" + staged.stdout)
+        leaked = run_with("-I%s -I%s/include" % (root, root))
+        expect(leaked.returncode == 1, "the root on the include path was accepted")
+        expect("core/runtime/tensor.cpp (runtime) compiles with" in leaked.stdout, leaked.stdout)
 
 
 if __name__ == "__main__":

@@ -24,8 +24,10 @@ for upward in core/serving/engine/engine.h models/model.h backends/cpu/cpu_backe
     echo "FAIL: the runtime layer compiled an include of $upward"
     exit 1
   fi
+  # GCC says "HEADER: No such file or directory", clang "'HEADER' file not found".
   case $out in
-    *"$upward: No such file or directory"*) echo "refused: $upward (No such file or directory)" ;;
+    *"$upward: No such file or directory"* | *"'$upward' file not found"*)
+      echo "refused: $upward (not found)" ;;
     *) echo "FAIL: $upward failed for another reason:"; echo "$out"; exit 1 ;;
   esac
 done

@@ -18,7 +18,7 @@ std::string version_text() {
   text += "; this CPU runs ";
   text += cpu::to_string(cpu::active_isa());
   text += " (BATON_CPU_ISA overrides)\n";
-  text += "plugins built: " BATON_BUILT_PLUGINS;
+  text += "plugins configured: " BATON_BUILT_PLUGINS;
   return text;
 }
 
