@@ -18,8 +18,8 @@ set(baton_layer_folders_api core/api)
 # Public headers without classes that every layer may use; the others in include/baton belong to
 # the API layer.
 set(BATON_PLAIN_PUBLIC_HEADERS
-  chat_template_limits.h engine_stats.h error.h export.h generation.h lora_options.h
-  sampling_params.h structured_output.h)
+  chat_template_limits.h engine_stats.h error.h export.h generation.h llm_options.h
+  lora_options.h option_values.h sampling_params.h structured_output.h)
 
 # Links are made once and left in place: removing the staged folder recursively would risk
 # following a link into the source tree.

@@ -20,9 +20,9 @@ Reads README.md and docs/**/*.md under ROOT and prints one line per problem,
   tests/ (baton_add_test, baton_add_fuzz_target, add_executable) or a ctest name.
 - Flags. A `--flag` in inline code that starts with it (`--sjf-overtake R`), or after the word
   `baton` on a line of inline code or of a fenced block (`baton serve --kv-reservation
-  predicted`), must be a string literal in tools/, core/ or python/ sources (CLI11's
-  add_option/add_flag), or a flag of a repository script (scripts/*.sh, the Python tools and
-  tests); after a script's own path (`scripts/test.sh --quick`,
+  predicted`), must be a string literal in tools/, core/, include/ or python/ sources
+  (CLI11's add_option/add_flag, LLMOptions' table), or a flag of a repository script
+  (scripts/*.sh, the Python tools and tests); after a script's own path (`scripts/test.sh --quick`,
   `tools/bench/compare_llamacpp.py --llama-bench`) it must appear in that script. Flags of
   other programs that docs name in inline code are in OTHER_PROGRAMS_FLAGS below.
 - docs/architecture.md. Its first fenced block, the layer diagram, names every layer of
@@ -134,7 +134,7 @@ class Repository:
             if os.path.relpath(path, root).startswith("tests"):
                 self.targets.update(TARGET.findall(text))
         self.baton_flags = set()
-        for path in files_under(root, ["tools", "core", "python"],
+        for path in files_under(root, ["tools", "core", "include", "python"],
                                 (".cpp", ".h", ".cc", ".def", ".inc")):
             for literal in STRING_LITERAL.findall(read(path)):
                 self.baton_flags.update(FLAG.findall(literal))

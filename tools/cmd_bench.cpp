@@ -18,6 +18,7 @@
 #include "tools/model_bench/offline_throughput.h"
 #include "tools/model_bench/roofline.h"
 #include "tools/model_flags.h"
+#include "tools/option_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -167,9 +168,9 @@ int run_structured_offline(OfflineThroughputOptions o, bool json) {
   const std::string grammar = std::exchange(o.grammar, "");
   const std::vector<OfflineThroughputResult> plain = run_offline_throughput(o);
   o.grammar = grammar;
-  o.grammar_masks = "after";
+  o.grammar_masks = GrammarMasks::kAfter;
   const std::vector<OfflineThroughputResult> after = run_offline_throughput(o);
-  o.grammar_masks = "beside";
+  o.grammar_masks = GrammarMasks::kBeside;
   const std::vector<OfflineThroughputResult> beside = run_offline_throughput(o);
   if (json) {
     nlohmann::json out = nlohmann::json::array();
@@ -375,12 +376,12 @@ Action add_bench_command(CLI::App& app) {
   cmd->add_option("-n,--n-gen", f->generate, "tokens to generate one at a time (0: none)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
+  add_option_flag(*cmd, "threads", f->options.threads);
   cmd->add_option("-r,--repetitions", f->repetitions, "timed runs per test")->capture_default_str();
-  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
+  add_option_flag(*cmd, "backend", f->options.backend);
   cmd->add_option("--seed", f->options.seed, "seed of the random tokens")->capture_default_str();
-  add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
-  add_no_repack_flag(*cmd, f->options.repack_weights);
+  add_option_flag(*cmd, "kv_cache_dtype", f->options.kv_cache_dtype);
+  add_option_flag(*cmd, "repack_weights", f->options.repack_weights);
   cmd->add_flag("--json", f->json, "print a JSON array of results");
   add_parallel_flags(*cmd, f->options.parallel);
   cmd->add_flag("--roofline", f->roofline,

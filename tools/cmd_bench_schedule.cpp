@@ -13,6 +13,7 @@
 
 #include "baton/error.h"
 #include "tools/commands.h"
+#include "tools/option_flags.h"
 #include "tools/schedule_sim/schedule_simulation.h"
 
 namespace baton::cli {
@@ -28,7 +29,7 @@ struct ScheduleBenchFlags {
   int32_t kv_tokens = 2048;
   double step_ms = 10;
   std::vector<double> overtake = {4.0};
-  std::vector<std::string> reservations = {"none"};
+  std::vector<KvReservation> reservations = {KvReservation::kNone};
   bool json = false;
 };
 
@@ -47,9 +48,10 @@ struct Figures {
 
 std::vector<Variant> variants(const ScheduleBenchFlags& f) {
   std::vector<Variant> out;
-  for (const std::string& name : f.reservations) {
-    const KvReservation reservation = parse_kv_reservation(name);
-    const std::string suffix = name == "none" ? "" : ", reservation " + name;
+  for (const KvReservation reservation : f.reservations) {
+    const std::string suffix = reservation == KvReservation::kNone
+                                   ? ""
+                                   : std::string(", reservation ") + option_value_name(reservation);
     out.push_back({"fcfs" + suffix, SchedulingPolicy::kFcfs, 0, reservation});
     out.push_back({"sjf" + suffix, SchedulingPolicy::kSjf, 0, reservation});
     for (double ratio : f.overtake) {
@@ -104,18 +106,18 @@ nlohmann::json run_load(const ScheduleBenchFlags& f, double load) {
   for (int32_t seed = 1; seed <= f.seeds; ++seed) {
     schedule_sim::WorkloadSpec spec = f.workload;
     spec.load = load;
-    spec.slots = f.simulation.scheduler.max_seqs;
+    spec.slots = f.simulation.options.max_seqs;
     spec.prefill_tokens_per_step = f.simulation.prefill_tokens_per_step;
-    spec.block_size = f.simulation.block_size;
+    spec.block_size = f.simulation.options.kv_block_size;
     spec.seed = static_cast<uint32_t>(seed);
     const auto workload = schedule_sim::mixed_workload(spec);
     for (size_t v = 0; v < all.size(); ++v) {
       schedule_sim::SimulationConfig config = f.simulation;
-      config.kv_blocks = f.kv_tokens / config.block_size;
+      config.kv_blocks = f.kv_tokens / config.options.kv_block_size;
       config.step_seconds = f.step_ms / 1000;
-      config.scheduler.policy = all[v].policy;
-      config.scheduler.overtake_ratio = all[v].overtake;
-      config.scheduler.reservation = all[v].reservation;
+      config.options.scheduling_policy = all[v].policy;
+      config.options.sjf_overtake = all[v].overtake;
+      config.options.kv_reservation = all[v].reservation;
       per_seed[v].push_back(figures(schedule_sim::simulate(workload, config), workload));
     }
   }
@@ -156,7 +158,7 @@ void print(const ScheduleBenchFlags& f, const nlohmann::json& rows) {
       "simulated engine: %d slots, %d KV tokens in blocks of %d, %g prompt tokens a decode step; "
       "%d requests (%.0f%% short), %d seeds; latencies in decode steps, averaged over the seeds; "
       "ratios to fcfs averaged over the seeds (worst seed in brackets)\n\n",
-      f.simulation.scheduler.max_seqs, f.kv_tokens, f.simulation.block_size,
+      f.simulation.options.max_seqs, f.kv_tokens, f.simulation.options.kv_block_size,
       f.simulation.prefill_tokens_per_step, f.workload.requests, 100 * f.workload.short_share,
       f.seeds);
   std::printf(
@@ -174,7 +176,7 @@ void print(const ScheduleBenchFlags& f, const nlohmann::json& rows) {
         row["mean_ratio"].get<double>(), row["mean_ratio_worst"].get<double>(),
         row["p99_ratio"].get<double>(), row["p99_ratio_worst"].get<double>(),
         row["throughput_ratio"].get<double>(),
-        100 * average(seeds, "mean_running") / f.simulation.scheduler.max_seqs,
+        100 * average(seeds, "mean_running") / f.simulation.options.max_seqs,
         average(seeds, "preemptions"), average(seeds, "suspensions"),
         average(seeds, "idle_slot_steps"), average(seeds, "empty_steps"));
   }
@@ -186,8 +188,10 @@ int run(const ScheduleBenchFlags& f) {
                 "bench schedule: " + flag + " must be " + rule + ", got " + std::to_string(value));
   };
   if (f.seeds < 1) refuse("--seeds", "at least 1", f.seeds);
-  if (f.simulation.block_size < 1) refuse("--kv-block-size", "at least 1", f.simulation.block_size);
-  if (f.kv_tokens < f.simulation.block_size) refuse("--kv-tokens", "a block or more", f.kv_tokens);
+  if (f.simulation.options.kv_block_size < 1)
+    refuse("kv_block_size", "at least 1", f.simulation.options.kv_block_size);
+  if (f.kv_tokens < f.simulation.options.kv_block_size)
+    refuse("--kv-tokens", "a block or more", f.kv_tokens);
   if (!(f.step_ms > 0)) refuse("--step-ms", "above 0", f.step_ms);
   if (!(f.simulation.prefill_tokens_per_step >= 0)) {
     refuse("--prefill-tokens-per-step", "0 or more", f.simulation.prefill_tokens_per_step);
@@ -208,7 +212,7 @@ int run(const ScheduleBenchFlags& f) {
 
 Action add_bench_schedule_command(CLI::App& bench) {
   auto f = std::make_shared<ScheduleBenchFlags>();
-  f->simulation.scheduler.max_seqs = 8;
+  f->simulation.options.max_seqs = 8;
   // The demo model on a 2-core host: 7,000 prompt tokens/s, 3.2 ms a step of 8 sequences.
   f->simulation.prefill_tokens_per_step = 22;
   CLI::App* cmd = bench.add_subcommand(
@@ -222,21 +226,30 @@ Action add_bench_schedule_command(CLI::App& bench) {
       ->capture_default_str();
   cmd->add_option("--short-share", f->workload.short_share, "share of short answers")
       ->capture_default_str();
-  cmd->add_option("--max-seqs", f->simulation.scheduler.max_seqs, "sequences per step")
-      ->capture_default_str();
+  add_option_flag(*cmd, "max_seqs", f->simulation.options.max_seqs);
   cmd->add_option("--kv-tokens", f->kv_tokens, "KV cache pool in tokens")->capture_default_str();
-  cmd->add_option("--kv-block-size", f->simulation.block_size, "tokens per KV-cache block")
-      ->capture_default_str();
-  cmd->add_option("--kv-reservation", f->reservations, "none, predicted or max; each is compared")
+  add_option_flag(*cmd, "kv_block_size", f->simulation.options.kv_block_size);
+  cmd->add_option_function<std::vector<std::string>>(
+         "--kv-reservation",
+         [f](const std::vector<std::string>& names) {
+           f->reservations.clear();
+           for (const std::string& name : names) {
+             try {
+               f->reservations.push_back(
+                   parse_option_value<KvReservation>("--kv-reservation", name));
+             } catch (const Error& e) {
+               throw CLI::ValidationError("--kv-reservation", e.what());
+             }
+           }
+         },
+         "reservations to compare, each as baton serve's --kv-reservation: none, predicted or max")
       ->delimiter(',')
-      ->capture_default_str();
-  cmd->add_option("--sjf-aging", f->simulation.scheduler.aging, "as baton serve's")
-      ->capture_default_str();
+      ->default_str("none");
+  add_option_flag(*cmd, "sjf_aging", f->simulation.options.sjf_aging);
   cmd->add_option("--sjf-overtake", f->overtake, "overtake ratios of the sjf rows (0: none)")
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--sjf-max-wait", f->simulation.scheduler.max_wait_s, "as baton serve's")
-      ->capture_default_str();
+  add_option_flag(*cmd, "sjf_max_wait_s", f->simulation.options.sjf_max_wait_s);
   cmd->add_option("--prefill-tokens-per-step", f->simulation.prefill_tokens_per_step,
                   "prompt tokens that take as long as a decode step (0: prompts cost nothing)")
       ->capture_default_str();

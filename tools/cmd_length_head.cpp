@@ -11,6 +11,7 @@
 #include "tools/commands.h"
 #include "tools/length_head/length_head_eval.h"
 #include "tools/model_flags.h"
+#include "tools/option_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -50,8 +51,8 @@ Action add_length_head_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("-c,--ctx-size", f->options.context_size,
                   "the server's context size: the longest prompt the log may hold");
-  cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
-  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
+  add_option_flag(*cmd, "threads", f->options.threads);
+  add_option_flag(*cmd, "backend", f->options.backend);
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {
     f->options.model = resolve_model_path(f->options.model);

@@ -6,6 +6,7 @@
 #include "core/api/perplexity.h"
 #include "tools/commands.h"
 #include "tools/model_flags.h"
+#include "tools/option_flags.h"
 
 namespace baton::cli {
 namespace {
@@ -32,9 +33,9 @@ Action add_perplexity_command(CLI::App& app) {
   cmd->add_option("-b,--batch-size", f->perplexity.step_tokens,
                   "tokens per model step within a chunk")
       ->capture_default_str();
-  cmd->add_option("-t,--threads", f->options.threads, "CPU threads (default: all cores)");
-  cmd->add_option("--backend", f->options.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
-  add_kv_cache_dtype_flag(*cmd, f->options.kv_cache_dtype);
+  add_option_flag(*cmd, "threads", f->options.threads);
+  add_option_flag(*cmd, "backend", f->options.backend);
+  add_option_flag(*cmd, "kv_cache_dtype", f->options.kv_cache_dtype);
   add_lora_adapter_flags(*cmd, f->options.lora);
   cmd->add_flag("--json", f->json, "print the result as one JSON object on stdout");
   return [f] {

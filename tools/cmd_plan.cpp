@@ -18,6 +18,7 @@
 #include "tools/model_bench/roofline.h"
 #include "tools/model_flags.h"
 #include "tools/model_tools/synthetic_model.h"
+#include "tools/option_flags.h"
 #include "tools/plan/capacity_plan.h"
 
 namespace baton::cli {
@@ -31,7 +32,7 @@ struct PlanFlags {
   std::string model;
   std::string shape;
   PlanTarget target;
-  std::string kv_cache_dtype = "f16";
+  KvCacheType kv_cache_dtype = KvCacheType::kF16;
   std::string weights = "common";
   bool measure_host = true;
   int32_t threads = 0;
@@ -94,7 +95,7 @@ void print_plan(const std::vector<PlanRow>& rows, const PlanFlags& f) {
   std::printf(
       "\nestimates for %d sequences of %d tokens, KV %s%s (roofline: real kernels reach "
       "a fraction of it)\n\n",
-      f.target.concurrency, f.target.context, f.kv_cache_dtype.c_str(),
+      f.target.concurrency, f.target.context, option_value_name(f.kv_cache_dtype),
       f.target.target_tpot_ms > 0
           ? (", target TPOT " + std::to_string(f.target.target_tpot_ms) + " ms").c_str()
           : "");
@@ -167,7 +168,7 @@ int run_plan(PlanFlags f) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "--ctx, --concurrency and --prompt-tokens must be positive");
   }
-  f.target.kv_dtype = parse_kv_cache_dtype(f.kv_cache_dtype);
+  f.target.kv_dtype = kv_cache_dtype(f.kv_cache_dtype);
   if (f.model.empty() && f.shape.empty()) {
     throw Error(ErrorCategory::kInvalidArgument, "give a model (-m) or a named shape (--shape)");
   }
@@ -210,8 +211,7 @@ Action add_plan_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--target-tpot-ms", f->target.target_tpot_ms,
                   "time per output token to meet (default: none)");
-  cmd->add_option("--kv-cache-dtype", f->kv_cache_dtype, "KV cache element type")
-      ->capture_default_str();
+  add_option_flag(*cmd, "kv_cache_dtype", f->kv_cache_dtype);
   cmd->add_option("--weights", f->weights, "weight types to consider: common or all")
       ->check(CLI::IsMember({"common", "all"}))
       ->capture_default_str();

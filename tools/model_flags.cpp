@@ -17,62 +17,17 @@
 
 #include "tools/bundled_model.h"
 #include "tools/converted_checkpoint.h"
+#include "tools/option_flags.h"
 
 namespace baton::cli {
-
-void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype) {
-  // The library checks the name, so that "int8" and "fp8" (weight types) get an error saying
-  // which cache type was meant.
-  cmd.add_option("--kv-cache-dtype", kv_cache_dtype,
-                 "KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), "
-                 "int8_scaled (int8 with a scale per head row) or fp8_e4m3 (vLLM's fp8)")
-      ->capture_default_str();
-}
 
 void add_model_flags(CLI::App& cmd, LLMOptions& o) {
   cmd.add_option(
       "-m,--model", o.model,
       "GGUF file or Hugging Face checkpoint directory (default: the bundled demo model)");
-  cmd.add_option("--backend", o.backend, "cpu, cuda, rocm, npu or gpusim (default: cpu)");
-  cmd.add_option("-t,--threads", o.threads, "CPU threads (default: all cores)");
-  cmd.add_option("-c,--ctx-size", o.context_size, "context size in tokens per sequence");
-  cmd.add_option("--kv-cache-size", o.kv_cache_mib,
-                 "KV cache pool in MiB, fractions allowed (default: 4 full contexts)");
-  add_kv_cache_dtype_flag(cmd, o.kv_cache_dtype);
-  cmd.add_option("--kv-block-size", o.kv_block_size, "tokens per KV-cache block")
-      ->capture_default_str();
-  cmd.add_option("--max-batch-tokens", o.max_batch_tokens, "tokens computed per engine step")
-      ->capture_default_str();
-  cmd.add_option("--max-seqs", o.max_seqs, "sequences per engine step")->capture_default_str();
-  cmd.add_option("--scheduling-policy", o.scheduling_policy,
-                 "order waiting requests start in: fcfs, priority or sjf (shortest predicted "
-                 "output first)")
-      ->capture_default_str();
-  cmd.add_option("--sjf-aging", o.sjf_aging,
-                 "sjf: a waiting request counts as this many tokens shorter for every token a "
-                 "running request generates while it waits")
-      ->capture_default_str();
-  cmd.add_option("--sjf-overtake", o.sjf_overtake,
-                 "sjf: a waiting request with at most 1/this of a running one's predicted work "
-                 "left takes its slot; the running one waits with its KV kept (0: off)")
-      ->capture_default_str();
-  cmd.add_option("--sjf-max-wait", o.sjf_max_wait_s,
-                 "sjf: seconds after which a waiting request goes ahead of shorter ones")
-      ->capture_default_str();
-  cmd.add_option("--kv-reservation", o.kv_reservation,
-                 "KV memory set aside at admission: none, predicted (output) or max (max_tokens)")
-      ->capture_default_str();
-  cmd.add_option("--length-head", o.length_head,
-                 "a file `baton length-head -o` wrote: predict each request's length again from "
-                 "the model's state after its prompt");
-  cmd.add_flag("--no-prefix-cache{false}", o.prefix_caching, "do not reuse cached prompt prefixes");
-  cmd.add_option("--grammar-masks", o.grammar_masks,
-                 "structured outputs' token masks computed beside the model's step, after it, or "
-                 "auto (beside where the step leaves a host core free)")
-      ->capture_default_str();
-  add_no_repack_flag(cmd, o.repack_weights);
+  add_engine_option_flags(cmd, o);
   add_parallel_flags(cmd, o.parallel);
-  add_lora_flags(cmd, o);
+  add_lora_adapter_flags(cmd, o.lora);
   add_chat_template_limit_flags(cmd, o.chat_template_limits);
 }
 
@@ -132,20 +87,6 @@ void add_lora_adapter_flags(CLI::App& cmd, std::vector<LoraOptions>& adapters) {
       ->type_size(2);
 }
 
-void add_lora_flags(CLI::App& cmd, LLMOptions& o) {
-  add_lora_adapter_flags(cmd, o.lora);
-  cmd.add_option("--max-loras", o.max_loras,
-                 "LoRA adapters one batch can mix (default: as many as given)");
-  cmd.add_option("--max-lora-rank", o.max_lora_rank, "highest LoRA rank served")
-      ->capture_default_str();
-  cmd.add_option("--lora-dtype", o.lora_dtype,
-                 "element type adapters are kept in on the backend: f16 or f32")
-      ->capture_default_str();
-  cmd.add_option("--max-cpu-loras", o.max_cpu_loras,
-                 "LoRA adapters kept in host memory, the least recently used beyond that read "
-                 "again from their files when asked for (default: all)");
-}
-
 std::string single_lora(const LLMOptions& options) {
   if (options.lora.size() > 1) {
     throw Error(ErrorCategory::kInvalidArgument,
@@ -190,12 +131,6 @@ bool follow_if_follower(const LLMOptions& options) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   follow_leader(options);
   return true;
-}
-
-void add_no_repack_flag(CLI::App& cmd, bool& repack_weights) {
-  cmd.add_flag("--no-repack{false}", repack_weights,
-               "CPU: use weights in place as loaded; F16/BF16 weights are then held once, "
-               "but prefill is slower");
 }
 
 std::string resolve_model_path(const std::string& model) {

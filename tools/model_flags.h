@@ -7,15 +7,12 @@
 
 namespace baton::cli {
 
-// --kv-cache-dtype.
-void add_kv_cache_dtype_flag(CLI::App& cmd, std::string& kv_cache_dtype);
-// --no-repack.
-void add_no_repack_flag(CLI::App& cmd, bool& repack_weights);
 // --chat-template-max-steps, --chat-template-max-bytes, --chat-template-max-depth (in
 // add_model_flags).
 void add_chat_template_limit_flags(CLI::App& cmd, ChatTemplateLimits& limits);
-// Flags that load a model and size its engine, shared by run, batch, chat and the server.
-// -m is optional: the command then calls resolve_model.
+// Flags that load a model and size its engine, shared by run, batch, chat and the server: -m,
+// every engine option's (add_engine_option_flags), the parallel, LoRA adapter and chat template
+// limit flags. -m is optional: the command then calls resolve_model.
 void add_model_flags(CLI::App& cmd, LLMOptions& options);
 // A Hugging Face checkpoint directory becomes its cached GGUF conversion; any other path is
 // returned as it is (the loader reports a missing or bad file).
@@ -39,8 +36,6 @@ bool follow_if_follower(const LLMOptions& options);
 // --lora [NAME=]PATH and --lora-scaled [NAME=]PATH SCALE, repeatable. An adapter without a NAME
 // is named after its file or directory.
 void add_lora_adapter_flags(CLI::App& cmd, std::vector<LoraOptions>& adapters);
-// Those, --max-loras and --max-lora-rank (in add_model_flags).
-void add_lora_flags(CLI::App& cmd, LLMOptions& options);
 // The adapter a command that generates one stream at a time (run, chat) applies to every
 // request: the only one given, or none. Throws Error(kInvalidArgument) for more than one.
 std::string single_lora(const LLMOptions& options);

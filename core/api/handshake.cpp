@@ -3,6 +3,7 @@
 #include <bit>
 #include <fstream>
 #include <string_view>
+#include <type_traits>
 
 #include "baton/error.h"
 #include "models/model_config.h"
@@ -45,37 +46,38 @@ uint64_t model_hash(const gguf::GgufFile& file) {
   return hash;
 }
 
+// The bits of the value: exact, and defined for every value (an option is range-checked later).
+template <typename Value>
+uint64_t option_bits(const Value& value) {
+  if constexpr (std::is_same_v<Value, std::string>) {
+    return hash_text(value);
+  } else if constexpr (std::is_floating_point_v<Value>) {
+    return std::bit_cast<uint64_t>(static_cast<double>(value));
+  } else {
+    return static_cast<uint64_t>(value);
+  }
+}
+
 std::vector<Agreed> start_up_fingerprint(const LLMOptions& o, const gguf::GgufFile& file) {
   const ModelConfig c = read_model_config(file);
   const std::string shapes = c.architecture + " " + std::to_string(c.n_embd) + " " +
                              std::to_string(c.n_layer) + " " + std::to_string(c.n_head) + " " +
                              std::to_string(c.n_head_kv) + " " + std::to_string(c.n_ff);
-  // The bits themselves: exact, and defined for every value (a flag is checked only later).
-  const auto number = [](double value) { return std::bit_cast<uint64_t>(value); };
-  return {
+  const ParallelOptions& p = o.parallel;
+  std::vector<Agreed> agreed = {
       {"model file", model_hash(file)},
       {"model shapes", hash_text(shapes)},
-      {"--data-parallel", static_cast<uint64_t>(o.parallel.data_parallel)},
-      {"--tensor-parallel", static_cast<uint64_t>(o.parallel.tensor_parallel)},
-      {"--pipeline-parallel", static_cast<uint64_t>(o.parallel.pipeline_parallel)},
-      {"--pp-layers", hash_layers(o.parallel.pp_layers)},
-      {"--backend", hash_text(o.backend)},
-      {"--ctx-size", static_cast<uint64_t>(o.context_size)},
-      {"--kv-block-size", static_cast<uint64_t>(o.kv_block_size)},
-      {"--kv-cache-mib", number(o.kv_cache_mib)},
-      {"--kv-cache-dtype", hash_text(o.kv_cache_dtype)},
-      {"--max-batch-tokens", static_cast<uint64_t>(o.max_batch_tokens)},
-      {"--max-seqs", static_cast<uint64_t>(o.max_seqs)},
-      {"--scheduling-policy", hash_text(o.scheduling_policy)},
-      {"--sjf-aging", number(o.sjf_aging)},
-      {"--sjf-overtake", number(o.sjf_overtake)},
-      {"--sjf-max-wait", number(o.sjf_max_wait_s)},
-      {"--kv-reservation", hash_text(o.kv_reservation)},
-      {"--lora-dtype", hash_text(o.lora_dtype)},
-      {"prefix caching", o.prefix_caching ? 1u : 0u},
-      {"weight repacking", o.repack_weights ? 1u : 0u},
-      {"--dist-timeout", number(o.parallel.dist_timeout_seconds)},
+      {"data_parallel", option_bits(p.data_parallel)},
+      {"tensor_parallel", option_bits(p.tensor_parallel)},
+      {"pipeline_parallel", option_bits(p.pipeline_parallel)},
+      {"pp_layers", hash_layers(p.pp_layers)},
+      {"dist_timeout_seconds", option_bits(p.dist_timeout_seconds)},
   };
+  for_each_engine_option([&](const OptionField& field, auto member) {
+    if (field.scope == OptionScope::kAllRanks)
+      agreed.push_back({field.name, option_bits(o.*member)});
+  });
+  return agreed;
 }
 
 void handshake(Communicator& world, const std::vector<Agreed>& mine) {
@@ -98,7 +100,7 @@ void handshake(Communicator& world, const std::vector<Agreed>& mine) {
         throw Error(ErrorCategory::kInvalidArgument,
                     "distributed start-up: rank " + std::to_string(rank) + "'s " + mine[i].what +
                         " differs from rank 0's; every rank must load the same model file with "
-                        "the same flags");
+                        "the same options");
       }
     }
   }

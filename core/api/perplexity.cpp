@@ -126,8 +126,8 @@ PerplexityResult perplexity_of_text(const LoadedModel& loaded, std::string_view 
   const std::vector<int32_t> tokens = tokenizer.encode(text, true, false);
   const bool adds_bos = tokenizer.vocabulary().add_bos && tokenizer.bos() >= 0;
   PerplexityOptions with_cache = options;
-  with_cache.kv_dtype = loaded.engine_config.kv_dtype;
-  with_cache.lora_dtype = loaded.engine_config.lora_dtype;
+  with_cache.kv_dtype = kv_cache_dtype(loaded.engine_config.options.kv_cache_dtype);
+  with_cache.lora_dtype = lora_dtype(loaded.engine_config.options.lora_dtype);
   return perplexity(*loaded.model, *loaded.backend, tokens, with_cache,
                     adds_bos ? std::optional(tokenizer.bos()) : std::nullopt, progress);
 }
@@ -142,7 +142,7 @@ PerplexityResult perplexity_of_file(const LoadedModel& loaded,
     throw Error(ErrorCategory::kInvalidArgument,
                 "cannot read the text file '" + text_file.string() + "'");
   }
-  const std::vector<LoraOptions>& adapters = loaded.engine_config.lora_adapters;
+  const std::vector<LoraOptions>& adapters = loaded.engine_config.options.lora;
   if (adapters.size() > 1) {
     throw Error(
         ErrorCategory::kInvalidArgument,

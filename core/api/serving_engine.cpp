@@ -19,8 +19,8 @@ std::unique_ptr<ReplicaEngine> make_serving_engine(const LoadedModel& loaded,
     return std::make_unique<RemoteReplica>(leaders, index, placement.timeout_seconds,
                                            std::move(replica_sink), std::move(on_failure));
   };
-  return std::make_unique<DataParallelRouter>(leaders.size(), loaded.engine_config.block_size, make,
-                                              std::move(sink));
+  return std::make_unique<DataParallelRouter>(
+      leaders.size(), loaded.engine_config.options.kv_block_size, make, std::move(sink));
 }
 
 }  // namespace baton

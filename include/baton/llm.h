@@ -10,85 +10,11 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/chat_template_limits.h"
 #include "baton/export.h"
 #include "baton/generation.h"
-#include "baton/lora_options.h"
+#include "baton/llm_options.h"
 
 namespace baton {
-
-// Distributed inference (docs/distributed.md): the process is one of data_parallel ×
-// pipeline_parallel × tensor_parallel ranks that mpirun or srun started. Every layer is split
-// over tensor_parallel ranks; pipeline_parallel stages run contiguous layer ranges, pp_layers
-// long each (empty: as even as possible). data_parallel whole replicas of that share the
-// requests: the first rank routes each to one of them (AsyncLLM only; LLM runs one replica).
-// A collective that makes no progress for dist_timeout_seconds ends the run with an error naming
-// the silent rank.
-struct ParallelOptions {
-  int32_t data_parallel = 1;
-  int32_t tensor_parallel = 1;
-  int32_t pipeline_parallel = 1;
-  std::vector<int32_t> pp_layers;
-  // Micro-batches in flight through the pipeline stages at once: 0 means one per stage, so
-  // every stage has work; 1 runs one step at a time.
-  int32_t pp_micro_batches = 0;
-  double dist_timeout_seconds = 120;
-};
-
-struct LLMOptions {
-  std::string model;         // path to a GGUF file
-  std::string backend;       // "" = $BATON_BACKEND or "cpu"
-  int32_t threads = 0;       // CPU threads; 0 = all cores
-  int32_t context_size = 0;  // tokens per sequence; 0 = the model's trained context, capped at 4096
-  int32_t kv_block_size = 16;       // tokens per KV-cache block
-  double kv_cache_mib = 0;          // KV pool size; 0 = room for 4 full contexts
-  int32_t max_batch_tokens = 2048;  // tokens computed per engine step (prefill chunks + decodes)
-  int32_t max_seqs = 64;            // sequences per engine step
-  // The order waiting requests start in: "fcfs" (arrival), "priority" (Request::priority, then
-  // arrival; other policies refuse a priority) or "sjf" (shortest predicted output first, with
-  // aging so that none waits past sjf_max_wait_s). docs/scheduling.md.
-  std::string scheduling_policy = "fcfs";
-  // sjf: tokens of credit per token a running sequence generates while a request waits.
-  double sjf_aging = 1.0;
-  // sjf: a waiting request whose predicted work is at most 1/sjf_overtake of a running one's
-  // takes its slot, the running one waiting with its KV kept; 0 turns this off. On by default:
-  // it lowered sjf's mean latency at the same p99 in simulation (`baton bench schedule`) and in
-  // most served runs (docs/scheduling.md).
-  double sjf_overtake = 4.0;
-  double sjf_max_wait_s = 60.0;
-  // KV memory set aside at admission beyond the prompt: "none", "predicted" (the predicted
-  // output plus a quarter) or "max" (all of max_tokens).
-  std::string kv_reservation = "none";
-  // A file `baton length-head -o` wrote for this model: once a request's prefill is done, its
-  // predicted length is made again from the model's state after the prompt. docs/scheduling.md.
-  std::string length_head;
-  bool prefix_caching = true;  // reuse KV blocks of identical prompt prefixes
-  // KV cache element type: f32, f16, bf16, q8_0 (int8 with a scale per 32 values), int8_scaled
-  // (a scale per head row, any head size) or fp8_e4m3 (vLLM's fp8). "int8" and "fp8" are weight
-  // types here and are refused.
-  std::string kv_cache_dtype = "f32";
-  // CPU: repack weights for faster kernels (BackendOptions::prepack_weights); false uses every
-  // weight in place from the file, which holds F16/BF16 weights once at the cost of prefill speed.
-  bool repack_weights = true;
-  // When grammar masks (structured outputs) are computed: "beside" the model's step, on a
-  // thread of their own, or "after" it, as the logits are sampled. "auto" is beside where the
-  // backend's step leaves a host core free (a GPU's, or a CPU backend on fewer threads than
-  // cores) and after where the mask's thread would take a core from the step.
-  std::string grammar_masks = "auto";
-  ParallelOptions parallel;       // the run this process is a rank of, if any
-  std::vector<LoraOptions> lora;  // adapters requests may name
-  // LoRA adapters in one batch at once, each in a slot of backend memory reserved at load; 0
-  // means as many as `lora` lists. max_lora_rank bounds the rank of any adapter served.
-  int32_t max_loras = 0;
-  int32_t max_lora_rank = 16;
-  // The element type adapters are kept in on the backend, "f16" or "f32" (vLLM's --lora-dtype):
-  // f16 halves the bytes a step reads for them.
-  std::string lora_dtype = "f16";
-  // Adapters whose weights stay in host memory, the least recently used beyond that being read
-  // again from their files when next asked for; 0 keeps every one. At least max_loras.
-  int32_t max_cpu_loras = 0;
-  ChatTemplateLimits chat_template_limits;
-};
 
 // One prompt with its own parameters, for batches whose requests differ.
 struct Request {

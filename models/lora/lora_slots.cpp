@@ -37,11 +37,8 @@ size_t lora_slot_bytes(const ModelConfig& config, int32_t slots, int32_t max_ran
   return row_bytes(dtype, static_cast<int64_t>(elements));
 }
 
-DType parse_lora_dtype(const std::string& name) {
-  if (name == "f16" || name == "float16" || name == "auto") return DType::kF16;
-  if (name == "f32" || name == "float32") return DType::kF32;
-  throw Error(ErrorCategory::kInvalidArgument,
-              "unknown LoRA dtype '" + name + "' (use f16 or f32)");
+DType lora_dtype(LoraType type) {
+  return type == LoraType::kF32 ? DType::kF32 : DType::kF16;
 }
 
 LoraSlots::LoraSlots(Backend& backend, const ModelConfig& config, int32_t slots, int32_t max_rank,
@@ -76,7 +73,7 @@ void LoraSlots::load(int32_t slot, const LoraAdapter& adapter) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "the LoRA adapter '" + adapter.name + "' has rank " +
                     std::to_string(adapter.rank()) + ", above the maximum of " +
-                    std::to_string(max_rank_) + " (--max-lora-rank)");
+                    std::to_string(max_rank_) + " (max_lora_rank)");
   }
   for (const auto& [node, target] : adapter.targets) {
     if (!stacks_.contains(node)) {
@@ -109,7 +106,7 @@ void LoraSlots::load(int32_t slot, const LoraAdapter& adapter) {
           throw Error(ErrorCategory::kInvalidArgument,
                       "the LoRA adapter '" + adapter.name + "' has a value of " +
                           std::to_string(*largest) + " in " + node +
-                          " (scale folded in), beyond f16; serve it with --lora-dtype f32");
+                          " (scale folded in), beyond f16; serve it with lora_dtype f32");
         }
       }
     }

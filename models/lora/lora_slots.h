@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 
+#include "baton/llm_options.h"
 #include "core/runtime/backend.h"
 #include "models/lora/lora_adapter.h"
 
@@ -20,9 +21,8 @@ namespace baton {
 
 // The backend memory LoraSlots takes for a model of `config`.
 size_t lora_slot_bytes(const ModelConfig& config, int32_t slots, int32_t max_rank, DType dtype);
-// "f16" or "f32" (vLLM's --lora-dtype float16/float32 and its "auto", f16, are taken too).
-// Throws Error(kInvalidArgument) naming any other.
-DType parse_lora_dtype(const std::string& name);
+// The dtype of LLMOptions::lora_dtype.
+DType lora_dtype(LoraType type);
 
 class LoraSlots {
  public:

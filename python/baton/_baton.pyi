@@ -27,6 +27,7 @@ class LLMOptions:
     prefix_caching: bool
     kv_cache_dtype: str
     repack_weights: bool
+    grammar_masks: str
     max_loras: int
     max_lora_rank: int
     lora_dtype: str

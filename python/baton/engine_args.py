@@ -4,7 +4,7 @@ Baton's ``LLMOptions``, with Baton's own settings beside them."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any, Dict, Optional, Union
 
 from . import _baton
@@ -48,56 +48,65 @@ _WHERE_INSTEAD = {
 # vLLM's KV cache type names and the Baton type each means.
 _KV_CACHE_DTYPES = {"auto": "f32", "fp8": "fp8_e4m3"}
 
+# The names LLM takes for LLMOptions' options where they differ from the options' own: vLLM's,
+# and Baton's Python names that carry a unit the option's name does not.
+_OPTION_NAMES = {
+    "max_num_seqs": "max_seqs",
+    "max_num_batched_tokens": "max_batch_tokens",
+    "max_model_len": "context_size",
+    "block_size": "kv_block_size",
+    "enable_prefix_caching": "prefix_caching",
+    "kv_cache_size": "kv_cache_mib",
+    "sjf_max_wait": "sjf_max_wait_s",
+}
+
+# Options settled by the fields of EngineArgs below, with vLLM's meaning, rather than passed on.
+_SETTLED_BY_FIELDS = {"backend", "kv_cache_dtype", "max_loras", "max_lora_rank", "max_cpu_loras",
+                      "lora_dtype"}
+
+_OPTIONS = {row["name"] for row in _baton.ENGINE_OPTIONS} - _SETTLED_BY_FIELDS
+
 
 @dataclass
 class EngineArgs:
     """The settings ``LLM`` and ``AsyncLLM`` take as keyword arguments: vLLM's names where
-    Baton has the setting, Baton's own beside them.
+    Baton has the setting, and every other engine option of Baton's by its own name
+    (``baton._baton.ENGINE_OPTIONS`` lists them; docs/engine-options.md), kept in ``options``.
 
-    ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``threads``: CPU
-    threads (0 = all cores); ``kv_cache_size``: the KV cache in MiB (0 = room for four full
-    contexts); ``seed``: where requests without their own seed draw theirs from;
-    ``sjf_aging`` (tokens per token generated), ``sjf_overtake`` (a ratio, default 4; 0 =
-    off), ``sjf_max_wait`` (seconds), ``kv_reservation`` ("none", "predicted", "max") and
-    ``length_head`` (a file of ``baton length-head -o``): length-aware scheduling
-    (docs/scheduling.md).
-    ``trust_remote_code`` and ``enforce_eager`` are accepted because Baton already behaves as
-    either value asks: it runs no code from model files and captures no CUDA graphs.
+    ``backend``: "cpu", "cuda", "rocm", ... (default $BATON_BACKEND or "cpu"); ``seed``: where
+    requests without their own seed draw theirs from. ``trust_remote_code`` and
+    ``enforce_eager`` are accepted because Baton already behaves as either value asks: it runs
+    no code from model files and captures no CUDA graphs.
     """
 
     backend: Optional[str] = None
-    threads: int = 0
-    kv_cache_size: float = 0
-    max_num_seqs: Optional[int] = None
-    max_num_batched_tokens: Optional[int] = None
-    max_model_len: Optional[int] = None
-    block_size: Optional[int] = None
-    enable_prefix_caching: bool = True
     kv_cache_dtype: str = "auto"
-    scheduling_policy: str = "fcfs"
-    sjf_aging: float = 1.0
-    sjf_overtake: float = 4.0
-    sjf_max_wait: float = 60.0
-    kv_reservation: str = "none"
-    length_head: str = ""
     enable_lora: bool = False
     max_loras: Optional[int] = None
     max_lora_rank: int = 16
     max_cpu_loras: Optional[int] = None
     lora_dtype: str = "auto"
-    repack_weights: bool = True
-    grammar_masks: str = "auto"
     seed: int = 0
     trust_remote_code: bool = False
     enforce_eager: bool = False
+    options: Dict[str, Any] = field(default_factory=dict)
 
 
 def engine_args(owner: str, arguments: Dict[str, Any]) -> EngineArgs:
     """The arguments as EngineArgs; refuses unknown ones and unsupported vLLM ones."""
-    known = {f.name for f in fields(EngineArgs)}
-    unknown = {k: v for k, v in arguments.items() if k not in known}
+    known = {f.name for f in fields(EngineArgs)} - {"options"}
+    options = {}
+    unknown = {}
+    for key, value in arguments.items():
+        name = _OPTION_NAMES.get(key, key)
+        if key in known:
+            continue
+        if name in _OPTIONS:
+            options[name] = value
+        else:
+            unknown[key] = value
     refuse_unsupported(owner, unknown, _UNSUPPORTED_DEFAULTS, "argument", _WHERE_INSTEAD)
-    return EngineArgs(**{k: v for k, v in arguments.items() if k in known})
+    return EngineArgs(**{k: v for k, v in arguments.items() if k in known}, options=options)
 
 
 def llm_options(
@@ -110,24 +119,9 @@ def llm_options(
     options = _baton.LLMOptions()
     options.model = path
     options.backend = args.backend or ""
-    options.threads = args.threads
-    options.kv_cache_mib = float(args.kv_cache_size)
-    if args.max_num_seqs is not None:
-        options.max_seqs = args.max_num_seqs
-    if args.max_num_batched_tokens is not None:
-        options.max_batch_tokens = args.max_num_batched_tokens
-    if args.max_model_len is not None:
-        options.context_size = args.max_model_len
-    if args.block_size is not None:
-        options.kv_block_size = args.block_size
-    options.prefix_caching = bool(args.enable_prefix_caching)
     options.kv_cache_dtype = _KV_CACHE_DTYPES.get(args.kv_cache_dtype, args.kv_cache_dtype)
-    options.scheduling_policy = args.scheduling_policy
-    options.sjf_aging = float(args.sjf_aging)
-    options.sjf_overtake = float(args.sjf_overtake)
-    options.sjf_max_wait_s = float(args.sjf_max_wait)
-    options.kv_reservation = args.kv_reservation
-    options.length_head = args.length_head
+    for name, value in args.options.items():
+        setattr(options, name, value)
     if args.max_loras is not None and not args.enable_lora:
         raise ValueError(f"{owner}: max_loras needs enable_lora=True")
     if args.enable_lora:
@@ -136,6 +130,4 @@ def llm_options(
         if args.max_cpu_loras is not None:
             options.max_cpu_loras = args.max_cpu_loras
         options.lora_dtype = "f16" if args.lora_dtype == "auto" else args.lora_dtype
-    options.repack_weights = bool(args.repack_weights)
-    options.grammar_masks = args.grammar_masks
     return options

@@ -1,7 +1,12 @@
 #include <pybind11/stl.h>
 
+#include <cmath>
+#include <string>
+#include <type_traits>
+
 #include "baton/async_llm.h"
 #include "baton/llm.h"
+#include "baton/option_values.h"
 #include "bindings.h"
 
 namespace py = pybind11;
@@ -16,30 +21,44 @@ void bind_options(py::module_& m) {
       .def_readwrite("path", &LoraOptions::path)
       .def_readwrite("scale", &LoraOptions::scale);
 
-  py::class_<LLMOptions>(m, "LLMOptions")
-      .def(py::init<>())
-      .def_readwrite("model", &LLMOptions::model)
-      .def_readwrite("backend", &LLMOptions::backend)
-      .def_readwrite("threads", &LLMOptions::threads)
-      .def_readwrite("context_size", &LLMOptions::context_size)
-      .def_readwrite("kv_block_size", &LLMOptions::kv_block_size)
-      .def_readwrite("kv_cache_mib", &LLMOptions::kv_cache_mib)
-      .def_readwrite("max_batch_tokens", &LLMOptions::max_batch_tokens)
-      .def_readwrite("max_seqs", &LLMOptions::max_seqs)
-      .def_readwrite("scheduling_policy", &LLMOptions::scheduling_policy)
-      .def_readwrite("sjf_aging", &LLMOptions::sjf_aging)
-      .def_readwrite("sjf_overtake", &LLMOptions::sjf_overtake)
-      .def_readwrite("sjf_max_wait_s", &LLMOptions::sjf_max_wait_s)
-      .def_readwrite("kv_reservation", &LLMOptions::kv_reservation)
-      .def_readwrite("length_head", &LLMOptions::length_head)
-      .def_readwrite("prefix_caching", &LLMOptions::prefix_caching)
-      .def_readwrite("grammar_masks", &LLMOptions::grammar_masks)
-      .def_readwrite("kv_cache_dtype", &LLMOptions::kv_cache_dtype)
-      .def_readwrite("repack_weights", &LLMOptions::repack_weights)
-      .def_readwrite("max_loras", &LLMOptions::max_loras)
-      .def_readwrite("max_lora_rank", &LLMOptions::max_lora_rank)
-      .def_readwrite("lora_dtype", &LLMOptions::lora_dtype)
-      .def_readwrite("max_cpu_loras", &LLMOptions::max_cpu_loras);
+  // Every row of the table: enum options as their names, so Python passes the strings the CLI
+  // takes; engine_options() describes them for EngineArgs and the stub's generator.
+  py::class_<LLMOptions> options(m, "LLMOptions");
+  options.def(py::init<>()).def_readwrite("model", &LLMOptions::model);
+  py::list rows;
+  const LLMOptions defaults;
+  for_each_engine_option([&](const OptionField& field, auto member) {
+    using Value = std::remove_cvref_t<decltype(defaults.*member)>;
+    py::object default_value;
+    std::string type;
+    if constexpr (std::is_enum_v<Value>) {
+      options.def_property(
+          field.name, [member](const LLMOptions& o) { return option_value_name(o.*member); },
+          [member, name = std::string(field.name)](LLMOptions& o, const std::string& text) {
+            o.*member = parse_option_value<Value>(name, text);
+          });
+      default_value = py::str(option_value_name(defaults.*member));
+      type = "str";
+    } else {
+      options.def_readwrite(field.name, member);
+      default_value = py::cast(defaults.*member);
+      type = std::is_same_v<Value, bool>          ? "bool"
+             : std::is_floating_point_v<Value>    ? "float"
+             : std::is_same_v<Value, std::string> ? "str"
+                                                  : "int";
+    }
+    py::dict row;
+    row["name"] = field.name;
+    row["type"] = type;
+    row["default"] = default_value;
+    row["flag"] = field.flag;
+    row["help"] = field.help;
+    row["all_ranks"] = field.scope == OptionScope::kAllRanks;
+    row["min"] = std::isinf(field.range.min) ? py::none() : py::object(py::float_(field.range.min));
+    row["min_exclusive"] = field.range.min_exclusive;
+    rows.append(row);
+  });
+  m.attr("ENGINE_OPTIONS") = rows;
 
   py::class_<SamplingParams>(m, "SamplingParams")
       .def(py::init<>())

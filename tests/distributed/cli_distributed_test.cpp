@@ -122,7 +122,7 @@ TEST(DistributedCli, RanksWithOtherFlagsOrAnotherModelFileFailFast) {
       mpirun() + " -np 1 " + baton_binary() + " " + common + "--kv-block-size 16 : -np 1 " +
       baton_binary() + " " + common + "--kv-block-size 32");
   EXPECT_NE(flags.exit_code, 0);
-  EXPECT_NE(flags.out.find("rank 1's --kv-block-size differs from rank 0's"), std::string::npos)
+  EXPECT_NE(flags.out.find("rank 1's kv_block_size differs from rank 0's"), std::string::npos)
       << flags.out;
 
   // A copy of the demo model with one weight byte changed: same shapes, other weights.

@@ -132,9 +132,9 @@ constexpr int32_t kBlockSize = 16;
 EngineConfig engine_config() {
   EngineConfig config;
   config.n_blocks = kBlocks;
-  config.block_size = kBlockSize;
+  config.options.kv_block_size = kBlockSize;
   config.context_size = 256;
-  config.scheduler.max_batch_tokens = 48;  // prompts arrive in chunks beside decodes
+  config.options.max_batch_tokens = 48;  // prompts arrive in chunks beside decodes
   return config;
 }
 

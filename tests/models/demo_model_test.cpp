@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baton/llm.h"
+#include "baton/option_values.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -90,7 +91,7 @@ TEST(DemoModelKvCache, QuantizedCachesScoreTheContinuationAsF32Does) {
     LLM llm(LLMOptions{.model = testing::demo_model().string(),
                        .threads = 2,
                        .kv_block_size = 16,
-                       .kv_cache_dtype = dtype});
+                       .kv_cache_dtype = parse_option_value<KvCacheType>("kv_cache_dtype", dtype)});
     std::vector<double> out;
     std::vector<int32_t> context = prompt;
     for (int32_t token : greedy.tokens) {

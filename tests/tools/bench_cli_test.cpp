@@ -204,12 +204,17 @@ TEST(BenchSchedule, RefusesAnEmptyRunNamingTheBadValue) {
   for (const auto& [flags, named] :
        {std::pair("--seeds 0", "--seeds"), std::pair("--kv-tokens 8", "--kv-tokens"),
         std::pair("--step-ms 0", "--step-ms"), std::pair("--requests 0", "request (0)"),
-        std::pair("--prefill-tokens-per-step -1", "--prefill-tokens-per-step"),
-        std::pair("--kv-reservation some", "'some'")}) {
+        std::pair("--prefill-tokens-per-step -1", "--prefill-tokens-per-step")}) {
     const CommandResult r = baton(std::string("bench schedule ") + flags, true);
     EXPECT_EQ(r.exit_code, 1) << flags;
     EXPECT_NE(r.out.find(named), std::string::npos) << flags << ": " << r.out;
   }
+  // A value the option does not take is a usage error, as for every flag of the option table.
+  const CommandResult r = baton("bench schedule --kv-reservation some", true);
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.out.find("unknown --kv-reservation 'some' (use none, predicted or max)"),
+            std::string::npos)
+      << r.out;
 }
 
 TEST(SynthCli, RejectsUnknownShapesAndTypes) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "baton/error.h"
+#include "baton/option_values.h"
 #include "core/api/loaded_model.h"
 #include "core/formats/gguf/gguf_file.h"
 #include "tests/temp_file.h"
@@ -79,15 +80,18 @@ TEST(PlanMemory, KvBytesAreWhatTheEnginesPoolTakes) {
   const ModelFootprint f = model_footprint(gguf::GgufFile::open(testing::demo_model()));
   for (const char* dtype : {"f32", "f16", "q8_0"}) {
     const PlanTarget target{
-        .context = 256, .concurrency = 3, .kv_dtype = parse_kv_cache_dtype(dtype)};
+        .context = 256,
+        .concurrency = 3,
+        .kv_dtype = kv_cache_dtype(parse_option_value<KvCacheType>("kv_cache_dtype", dtype))};
     const uint64_t per_token = kv_bytes_per_token(f, target.kv_dtype);
     // A pool sized to the plan's figure holds exactly the plan's tokens.
     const double mib =
         static_cast<double>(per_token) * target.context * target.concurrency / 1048576.0;
-    const LoadedModel loaded(LLMOptions{.model = testing::demo_model().string(),
-                                        .threads = 1,
-                                        .kv_cache_mib = mib,
-                                        .kv_cache_dtype = dtype});
+    const LoadedModel loaded(
+        LLMOptions{.model = testing::demo_model().string(),
+                   .threads = 1,
+                   .kv_cache_mib = mib,
+                   .kv_cache_dtype = parse_option_value<KvCacheType>("kv_cache_dtype", dtype)});
     const ModelSummary s = loaded.summary();
     EXPECT_EQ(static_cast<uint64_t>(s.kv_bytes_per_token), per_token) << dtype;
     EXPECT_EQ(s.kv_cache_tokens, int64_t{target.context} * target.concurrency) << dtype;

@@ -57,9 +57,9 @@ LLMOptions placement_options(const BenchOptions& o) {
 
 EngineConfig cache_config(const BenchOptions& o) {
   EngineConfig config;
-  config.block_size = kKvBlockSize;
+  config.options.kv_block_size = kKvBlockSize;
+  config.options.kv_cache_dtype = o.kv_cache_dtype;
   config.n_blocks = (o.max_context + kKvBlockSize - 1) / kKvBlockSize;
-  config.kv_dtype = parse_kv_cache_dtype(o.kv_cache_dtype);
   return config;
 }
 

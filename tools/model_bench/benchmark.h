@@ -16,12 +16,12 @@
 namespace baton {
 
 struct BenchOptions {
-  std::string model;                   // GGUF path
-  std::string backend;                 // "" = the default backend
-  int32_t threads = 0;                 // 0 = all cores
-  uint64_t seed = 0;                   // random token ids
-  std::string kv_cache_dtype = "f32";  // as LLMOptions::kv_cache_dtype
-  bool repack_weights = true;          // BackendOptions::prepack_weights
+  std::string model;                               // GGUF path
+  std::string backend;                             // "" = the default backend
+  int32_t threads = 0;                             // 0 = all cores
+  uint64_t seed = 0;                               // random token ids
+  KvCacheType kv_cache_dtype = KvCacheType::kF32;  // as LLMOptions::kv_cache_dtype
+  bool repack_weights = true;                      // BackendOptions::prepack_weights
   // The most tokens a test holds (a prompt, or generated tokens plus one): the one KV cache
   // every test reuses is sized for it.
   int32_t max_context = 512;

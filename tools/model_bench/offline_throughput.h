@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/llm_options.h"
+
 namespace baton {
 
 struct OfflineThroughputOptions {
@@ -18,12 +20,12 @@ struct OfflineThroughputOptions {
   int32_t output_tokens = 64;   // exactly this many (end-of-text is ignored)
   std::vector<int32_t> concurrency = {1, 4, 16};
   uint64_t seed = 0;
-  std::string kv_cache_dtype = "f32";
+  KvCacheType kv_cache_dtype = KvCacheType::kF32;
   bool repack_weights = true;  // BackendOptions::prepack_weights
   // A GBNF grammar every request's output must follow (structured outputs); empty: none. With
   // one, a request also ends where the grammar allows nothing more.
   std::string grammar;
-  std::string grammar_masks = "auto";  // LLMOptions::grammar_masks
+  GrammarMasks grammar_masks = GrammarMasks::kAuto;  // LLMOptions::grammar_masks
 };
 
 struct OfflineThroughputResult {

@@ -25,8 +25,8 @@ class Simulation {
   Simulation(const std::vector<SimulatedRequest>& workload, const SimulationConfig& config)
       : workload_(workload),
         config_(config),
-        blocks_(config.kv_blocks, config.block_size, config.prefix_caching),
-        scheduler_(config.scheduler, blocks_, config.context,
+        blocks_(config.kv_blocks, config.options.kv_block_size, config.options.prefix_caching),
+        scheduler_(config.options, blocks_, config.context,
                    [this] { return now_ * config_.step_seconds; }) {
     result_.latencies.assign(workload.size(), -1);
   }
@@ -69,7 +69,7 @@ class Simulation {
       s.tokens = r.prompt;
       s.prompt_length = static_cast<int32_t>(r.prompt.size());
       s.max_output = r.output_tokens;
-      live.features = {.prefix_keys = prefix_keys(r.prompt, config_.block_size),
+      live.features = {.prefix_keys = prefix_keys(r.prompt, config_.options.kv_block_size),
                        .max_tokens = r.output_tokens};
       const LengthPrediction prediction = predictor_.predict(live.features);
       s.predicted_output = live.arrival_prediction = prediction.tokens;
@@ -100,7 +100,7 @@ class Simulation {
       return 0;
     }
     if (scheduler_.waiting_count() > 0 &&
-        scheduler_.running_count() < static_cast<size_t>(config_.scheduler.max_seqs)) {
+        scheduler_.running_count() < static_cast<size_t>(config_.options.max_seqs)) {
       ++result_.idle_slot_steps;
     }
     if (config_.prefill_tokens_per_step <= 0) return 1;

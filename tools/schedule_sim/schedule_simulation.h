@@ -22,11 +22,12 @@
 namespace baton::schedule_sim {
 
 struct SimulationConfig {
-  SchedulerConfig scheduler;
+  // The scheduler's options (max_seqs, the policy and its sjf_ knobs, kv_reservation) and the
+  // KV cache's block size and prefix caching, which is on as the engine's default: prompts reuse
+  // the shared system prompt.
+  LLMOptions options;
   int32_t kv_blocks = 128;
-  int32_t block_size = 16;
   int32_t context = 512;
-  bool prefix_caching = true;  // as the engine's default: prompts reuse the shared system prompt
   // The prompt tokens that take as long as a decode step; 0: prompts cost nothing.
   double prefill_tokens_per_step = 0;
   // The scheduler's clock reads time × step_seconds, which is what --sjf-max-wait bounds.

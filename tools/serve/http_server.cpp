@@ -100,16 +100,16 @@ Server::Server(const ServeOptions& options)
     }
     adapters_.add(lora.name, lora.path);
   }
-  context_ = std::make_unique<RouteContext>(
-      RouteContext{.llm = *llm_,
-                   .engine = *engine_,
-                   .metrics = metrics_,
-                   .model_name = model_name,
-                   .adapters = adapters_,
-                   .context_size = summary.context_size,
-                   .vocab_size = summary.n_vocab,
-                   .limits = options_.limits,
-                   .priority_scheduling = options_.model.scheduling_policy == "priority"});
+  context_ = std::make_unique<RouteContext>(RouteContext{
+      .llm = *llm_,
+      .engine = *engine_,
+      .metrics = metrics_,
+      .model_name = model_name,
+      .adapters = adapters_,
+      .context_size = summary.context_size,
+      .vocab_size = summary.n_vocab,
+      .limits = options_.limits,
+      .priority_scheduling = options_.model.scheduling_policy == SchedulingPolicy::kPriority});
   // Every HTTP call holds its connection's thread for its whole generation; httplib takes
   // ownership of the pool it is handed.
   const auto connections = static_cast<size_t>(options_.max_connections);

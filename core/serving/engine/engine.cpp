@@ -17,7 +17,8 @@ constexpr int32_t kMaxLogprobs = 20;
 
 // A sequence can never hold more tokens than the whole pool.
 EngineConfig clamp_context(EngineConfig config) {
-  config.context_size = std::min(config.context_size, config.n_blocks * config.block_size);
+  config.context_size =
+      std::min(config.context_size, config.n_blocks * config.options.kv_block_size);
   return config;
 }
 
@@ -54,9 +55,9 @@ KvCacheShape kv_cache_shape(const Model& model, const EngineConfig& config) {
   return KvCacheShape{.n_layers = model.shard().layer_count(c.n_layer),
                       .n_kv_heads = c.n_head_kv,
                       .head_dim = c.head_dim,
-                      .block_size = config.block_size,
+                      .block_size = config.options.kv_block_size,
                       .n_blocks = config.n_blocks,
-                      .dtype = config.kv_dtype};
+                      .dtype = kv_cache_dtype(config.options.kv_cache_dtype)};
 }
 
 int32_t reported_completions(const GenerationParams& params) {
@@ -71,21 +72,22 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
       config_(clamp_context(config)),
       cache_(kv_cache_shape(model, config), backend),
       runner_(model, backend, cache_, config.replica),
-      blocks_(config.n_blocks, config.block_size, config.prefix_caching),
-      scheduler_(config.scheduler, blocks_, config_.context_size) {
-  if (config.max_loras > 0) {
+      blocks_(config.n_blocks, config.options.kv_block_size, config.options.prefix_caching),
+      scheduler_(config.options, blocks_, config_.context_size) {
+  const LLMOptions& options = config.options;
+  if (config.lora_slots > 0) {
     if (model.shard().tp_size > 1 || config.replica) {
       throw Error(ErrorCategory::kUnsupported,
                   "LoRA adapters are not supported with tensor or pipeline parallelism yet");
     }
     lora_ = std::make_unique<LoraResidency>(
-        std::make_unique<LoraSlots>(backend, model.config(), config.max_loras, config.max_lora_rank,
-                                    config.lora_dtype),
-        model.config(), config.max_cpu_loras);
+        std::make_unique<LoraSlots>(backend, model.config(), config.lora_slots,
+                                    options.max_lora_rank, lora_dtype(options.lora_dtype)),
+        model.config(), options.max_cpu_loras);
   }
   // Read one at a time, so that no more than max_cpu_loras + 1 are in host memory at once.
-  for (const LoraOptions& options : config.lora_adapters) {
-    add_lora(read_lora_adapter(options, model.config()));
+  for (const LoraOptions& adapter : options.lora) {
+    add_lora(read_lora_adapter(adapter, model.config()));
   }
   // A short prompt through the model from position 0, in blocks no sequence holds yet (every
   // sequence writes a position's K/V before reading it). Backends that prepare a weight or a
@@ -93,7 +95,7 @@ Engine::Engine(const Model& model, Backend& backend, const Tokenizer& tokenizer,
   // weights, taken from a few rows of x) do it here, at load, rather than in the first request's
   // time to first token; a model the backend cannot run fails here too.
   constexpr int64_t kWarmUpTokens = 8;
-  const int64_t capacity = int64_t{config.n_blocks} * config.block_size;
+  const int64_t capacity = int64_t{config.n_blocks} * options.kv_block_size;
   const std::vector<int32_t> tokens(static_cast<size_t>(std::min(kWarmUpTokens, capacity)), 0);
   SoloSequence(runner_, config.context_size)
       .step(tokens, {static_cast<int32_t>(tokens.size()) - 1});
@@ -108,10 +110,10 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
                 "the prompt is empty and the model adds no BOS token to start from");
   }
   check_params(params);
-  if (priority != 0 && config_.scheduler.policy != SchedulingPolicy::kPriority) {
+  if (priority != 0 && config_.options.scheduling_policy != SchedulingPolicy::kPriority) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "request priority " + std::to_string(priority) +
-                    " needs the priority scheduling policy (--scheduling-policy priority)");
+                    " needs the priority scheduling policy (scheduling_policy priority)");
   }
   for (int32_t id : prompt) {
     if (id < 0 || id >= model_.config().n_vocab) {
@@ -133,7 +135,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->arrival = s->id;
   s->priority = priority;
   s->prompt_length = static_cast<int32_t>(prompt.size());
-  request->length_features = {.prefix_keys = prefix_keys(prompt, config_.block_size),
+  request->length_features = {.prefix_keys = prefix_keys(prompt, config_.options.kv_block_size),
                               .max_tokens = params.max_tokens,
                               .has_stop = !params.stop.empty() || !params.stop_token_ids.empty(),
                               .expected_tokens = params.expected_tokens};
@@ -209,7 +211,7 @@ void Engine::wait_for_parked() const {
 void Engine::add_lora(std::shared_ptr<const LoraAdapter> adapter) {
   if (!lora_) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "this engine has no LoRA slots: set a maximum of adapters (--max-loras)");
+                "this engine has no LoRA slots: set a maximum of adapters (max_loras)");
   }
   lora_->add(std::move(adapter));
 }
@@ -387,7 +389,9 @@ std::set<uint64_t> Engine::plan_requests(const StepPlan& plan) {
 
 size_t Engine::pipeline_depth() const {
   if (runner_.depth() == 1) return 1;
-  return static_cast<size_t>(config_.micro_batches > 0 ? config_.micro_batches : runner_.depth());
+  return static_cast<size_t>(config_.options.parallel.pp_micro_batches > 0
+                                 ? config_.options.parallel.pp_micro_batches
+                                 : runner_.depth());
 }
 
 void Engine::fill_pipeline() {
@@ -399,7 +403,7 @@ void Engine::fill_pipeline() {
     // budget. Decodes are not spread over micro-batches: a step reads every weight of its stage
     // however few tokens it carries, so decodes split in two would read them twice per token.
     limits_.max_tokens =
-        std::max<int32_t>(1, config_.scheduler.max_batch_tokens / static_cast<int32_t>(depth));
+        std::max<int32_t>(1, config_.options.max_batch_tokens / static_cast<int32_t>(depth));
     StepPlan plan = scheduler_.schedule(limits_);
     if (plan.chunks.empty() && plan.preempted.empty() && plan.rejected.empty()) return;
     const StepInput batch = build_batch(plan);
@@ -423,7 +427,7 @@ std::vector<SequenceUpdate> Engine::collect_oldest() {
 
 StepInput Engine::build_batch(const StepPlan& plan) const {
   auto layout = std::make_shared<PagedBatch>();
-  layout->block_size = config_.block_size;
+  layout->block_size = config_.options.kv_block_size;
   StepInput input;
   auto lora = std::make_shared<StepInput::Lora>();
   bool adapted = false;

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "baton/generation.h"
-#include "baton/lora_options.h"
+#include "baton/llm_options.h"
 #include "core/formats/tokenizer/tokenizer.h"
 #include "core/runtime/backend.h"
 #include "core/serving/engine/block_manager.h"
@@ -30,28 +30,19 @@
 
 namespace baton {
 
+// What an engine runs with: the options it was loaded with, and what loading made of them.
 struct EngineConfig {
-  SchedulerConfig scheduler;
+  LLMOptions options;
   int32_t context_size = 2048;  // tokens per sequence
-  int32_t block_size = 16;
-  int32_t n_blocks = 0;  // KV pool size in blocks
-  bool prefix_caching = true;
-  // LLMOptions::grammar_masks, its auto resolved for the backend: the default of an engine
-  // made directly is after, which takes no core from a CPU backend's step.
+  int32_t n_blocks = 0;         // KV pool size in blocks
+  // LLMOptions::grammar_masks resolved for the backend: the default of an engine made directly
+  // is after, which takes no core from a CPU backend's step.
   bool grammar_masks_beside_step = false;
-  DType kv_dtype = DType::kF32;
   // The ranks of a distributed replica this engine leads; null in a single process.
   std::shared_ptr<const ReplicaGroup> replica;
-  // Steps in flight at once through pipeline stages: 0 means one per stage, 1 one at a time.
-  int32_t micro_batches = 0;
-  // LoRA adapters in a batch at once (slots on the backend; 0: none is served) and the highest
-  // rank they may have.
-  int32_t max_loras = 0;
-  int32_t max_lora_rank = 16;
-  DType lora_dtype = DType::kF16;  // the slots' element type (LoraSlots)
-  // Adapters whose weights stay in host memory (LoraResidency); 0: every one.
-  int32_t max_cpu_loras = 0;
-  std::vector<LoraOptions> lora_adapters;  // read at construction and served from the start
+  // LoRA adapters in a batch at once, each a slot on the backend (LLMOptions::max_loras, or as
+  // many as it lists); 0: none is served.
+  int32_t lora_slots = 0;
   // When set, a request's predicted length is made again from its prompt's last logits row once
   // its prefill is done (a client's hint still wins); null: the online predictor's alone.
   std::shared_ptr<const LengthHead> length_head;

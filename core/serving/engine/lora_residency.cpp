@@ -23,7 +23,7 @@ void LoraResidency::add(std::shared_ptr<const LoraAdapter> adapter) {
     throw Error(ErrorCategory::kInvalidArgument,
                 "the LoRA adapter '" + adapter->name + "' has rank " +
                     std::to_string(adapter->rank()) + ", above the maximum of " +
-                    std::to_string(slots_->max_rank()) + " (--max-lora-rank)");
+                    std::to_string(slots_->max_rank()) + " (max_lora_rank)");
   }
   auto registration =
       std::make_shared<Registration>(Registration{.file = {.name = adapter->name,

@@ -6,9 +6,13 @@
 #include <tuple>
 
 #include "baton/error.h"
+#include "core/runtime/option_ranges.h"
 
 namespace baton {
 namespace {
+
+// kv_reservation predicted sets aside the prediction and this fraction of it again.
+constexpr double kReservationMargin = 0.25;
 
 // The output a sequence is expected to generate in all: its prediction, else its limit.
 double expected_output(const Sequence& s) {
@@ -22,77 +26,47 @@ double predicted_left(const Sequence& s) {
 
 }  // namespace
 
-SchedulingPolicy parse_scheduling_policy(const std::string& name) {
-  if (name == "fcfs") return SchedulingPolicy::kFcfs;
-  if (name == "priority") return SchedulingPolicy::kPriority;
-  if (name == "sjf") return SchedulingPolicy::kSjf;
-  throw Error(ErrorCategory::kInvalidArgument,
-              "unknown scheduling policy '" + name + "' (use fcfs, priority or sjf)");
-}
-
-KvReservation parse_kv_reservation(const std::string& name) {
-  if (name == "none") return KvReservation::kNone;
-  if (name == "predicted") return KvReservation::kPredicted;
-  if (name == "max") return KvReservation::kMax;
-  throw Error(ErrorCategory::kInvalidArgument,
-              "unknown KV reservation '" + name + "' (use none, predicted or max)");
-}
-
 double Scheduler::steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-Scheduler::Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size,
+Scheduler::Scheduler(const LLMOptions& options, BlockManager& blocks, int32_t context_size,
                      Clock clock)
-    : config_(config), blocks_(blocks), context_size_(context_size), clock_(std::move(clock)) {
-  if (config.max_batch_tokens <= 0 || config.max_seqs <= 0) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "max batch tokens and max sequences must be positive, got " +
-                    std::to_string(config.max_batch_tokens) + " and " +
-                    std::to_string(config.max_seqs));
-  }
-  if (!(config.max_wait_s > 0)) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "--sjf-max-wait must be positive, got " + std::to_string(config.max_wait_s));
-  }
+    : options_(options), blocks_(blocks), context_size_(context_size), clock_(std::move(clock)) {
+  check_option_ranges(options);
   // Infinite aging would score a request that has not yet waited inf * 0, NaN, which no sort
   // can order.
-  if (!std::isfinite(config.aging) || config.aging < 0) {
+  if (!std::isfinite(options.sjf_aging)) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "--sjf-aging must be finite and not negative, got " + std::to_string(config.aging));
+                "sjf_aging must be finite, got " + std::to_string(options.sjf_aging));
   }
   // At a ratio of 1 or less, two requests of equal work would take each other's slot every step.
-  if (config.overtake_ratio != 0 &&
-      !(config.overtake_ratio > 1 && std::isfinite(config.overtake_ratio))) {
+  if (options.sjf_overtake != 0 &&
+      !(options.sjf_overtake > 1 && std::isfinite(options.sjf_overtake))) {
     throw Error(ErrorCategory::kInvalidArgument,
-                "--sjf-overtake must be 0 (off) or a finite ratio above 1, got " +
-                    std::to_string(config.overtake_ratio));
-  }
-  if (!(config.reservation_margin >= 0)) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "the reservation margin must not be negative, got " +
-                    std::to_string(config.reservation_margin));
+                "sjf_overtake must be 0 (off) or a finite ratio above 1, got " +
+                    std::to_string(options.sjf_overtake));
   }
 }
 
 bool Scheduler::waited_past_bound(const Sequence& s, double now) const {
-  return now - s.arrival_time >= config_.max_wait_s;
+  return now - s.arrival_time >= options_.sjf_max_wait_s;
 }
 
 double Scheduler::sjf_score(const Sequence& s) const {
   const double waiting_now =
       s.status == SequenceStatus::kWaiting ? generation_clock_ - s.waiting_since : 0.0;
-  return predicted_left(s) - config_.aging * (s.waited_before + waiting_now);
+  return predicted_left(s) - options_.sjf_aging * (s.waited_before + waiting_now);
 }
 
 bool Scheduler::uses_predictions() const {
-  return config_.policy == SchedulingPolicy::kSjf && predictions_trusted_;
+  return options_.scheduling_policy == SchedulingPolicy::kSjf && predictions_trusted_;
 }
 
 void Scheduler::insert_waiting(Sequence* sequence) {
   sequence->status = SequenceStatus::kWaiting;
   sequence->waiting_since = generation_clock_;
-  const bool by_priority = config_.policy == SchedulingPolicy::kPriority;
+  const bool by_priority = options_.scheduling_policy == SchedulingPolicy::kPriority;
   const auto before = [by_priority](const Sequence* a, const Sequence* b) {
     if (by_priority && a->priority != b->priority) return a->priority > b->priority;
     return a->arrival < b->arrival;
@@ -101,7 +75,8 @@ void Scheduler::insert_waiting(Sequence* sequence) {
 }
 
 void Scheduler::order_waiting() {
-  if (config_.policy != SchedulingPolicy::kSjf) return;  // kept in order as they are inserted
+  if (options_.scheduling_policy != SchedulingPolicy::kSjf)
+    return;  // kept in order as they are inserted
   if (!predictions_trusted_) {
     // Back to arrival order, which insert_waiting keeps from here on.
     std::stable_sort(waiting_.begin(), waiting_.end(),
@@ -199,7 +174,7 @@ int32_t Scheduler::suspended_blocks(size_t first, const StepLimits& limits) cons
 }
 
 bool Scheduler::drop_suspended(size_t first, const StepLimits& limits, StepPlan& plan) {
-  if (config_.overtake_ratio <= 0) return false;  // nothing is ever suspended
+  if (options_.sjf_overtake <= 0) return false;  // nothing is ever suspended
   for (size_t i = waiting_.size(); i-- > first;) {
     Sequence* s = waiting_[i];
     if (!s->suspended || limits.busy_request(s)) continue;
@@ -226,9 +201,9 @@ Sequence* Scheduler::most_work_left(const StepLimits& limits, double now) const 
 }
 
 void Scheduler::overtake(const StepLimits& limits, StepPlan& plan) {
-  if (!uses_predictions() || config_.overtake_ratio <= 0 || waiting_.empty()) return;
+  if (!uses_predictions() || options_.sjf_overtake <= 0 || waiting_.empty()) return;
   const double now = clock_();
-  auto free_slots = static_cast<int64_t>(config_.max_seqs) - static_cast<int64_t>(running_.size());
+  auto free_slots = static_cast<int64_t>(options_.max_seqs) - static_cast<int64_t>(running_.size());
   int32_t room = blocks_.available_blocks() - outstanding_reservation();
   // Scores of a token or less count alike, so that requests aged past their own work do not take
   // turns at each other's slots; one past the bound overtakes as the shortest.
@@ -254,7 +229,7 @@ void Scheduler::overtake(const StepLimits& limits, StepPlan& plan) {
     if (free_slots < 0) return;
     Sequence* longest = most_work_left(limits, now);
     if (!longest ||
-        overtaking_score(*waiting) * config_.overtake_ratio > overtaking_score(*longest)) {
+        overtaking_score(*waiting) * options_.sjf_overtake > overtaking_score(*longest)) {
       return;
     }
     room += reservation_left(*longest);
@@ -302,7 +277,7 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
 
 void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPlan& plan) {
   for (size_t next = 0; next < waiting_.size() && budget > 0 &&
-                        running_.size() < static_cast<size_t>(config_.max_seqs);) {
+                        running_.size() < static_cast<size_t>(options_.max_seqs);) {
     Sequence* sequence = waiting_[next];
     if (limits.busy_request(sequence)) {
       ++next;
@@ -363,13 +338,12 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
 int32_t Scheduler::reserved_length(const Sequence& s) const {
   const int32_t now = static_cast<int32_t>(s.tokens.size());
   int32_t length = now;
-  if (config_.reservation == KvReservation::kMax) {
+  if (options_.kv_reservation == KvReservation::kMax) {
     length = s.prompt_length + s.max_output;
-  } else if (config_.reservation == KvReservation::kPredicted && predictions_trusted_) {
+  } else if (options_.kv_reservation == KvReservation::kPredicted && predictions_trusted_) {
     // In double, and never past max_tokens: a cold prediction is max_tokens itself.
-    const double output =
-        std::min(std::ceil(expected_output(s) * (1.0 + config_.reservation_margin)),
-                 static_cast<double>(s.max_output));
+    const double output = std::min(std::ceil(expected_output(s) * (1.0 + kReservationMargin)),
+                                   static_cast<double>(s.max_output));
     length = s.prompt_length + static_cast<int32_t>(output);
   }
   // Past its prediction a sequence grows on demand, with nothing set aside.
@@ -382,12 +356,12 @@ int32_t Scheduler::blocks_lacking(const Sequence& s, int32_t tokens) const {
 }
 
 int32_t Scheduler::reservation_left(const Sequence& s) const {
-  if (config_.reservation == KvReservation::kNone) return 0;
+  if (options_.kv_reservation == KvReservation::kNone) return 0;
   return std::max(0, blocks_lacking(s, 0));
 }
 
 int32_t Scheduler::outstanding_reservation() const {
-  if (config_.reservation == KvReservation::kNone) return 0;
+  if (options_.kv_reservation == KvReservation::kNone) return 0;
   int32_t blocks = 0;
   for (const Sequence* s : running_) blocks += reservation_left(*s);
   return blocks;
@@ -398,7 +372,7 @@ StepPlan Scheduler::schedule(const StepLimits& limits) {
   order_waiting();
   overtake(limits, plan);
   if (!plan.suspended.empty()) order_waiting();
-  int32_t budget = std::min(config_.max_batch_tokens, limits.max_tokens);
+  int32_t budget = std::min(options_.max_batch_tokens, limits.max_tokens);
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {
     // Preempted this step, or in a step in flight.

@@ -8,43 +8,18 @@
 #include <utility>
 #include <vector>
 
+#include "baton/llm_options.h"
 #include "core/serving/engine/block_manager.h"
 #include "core/serving/engine/sequence.h"
 
 namespace baton {
 
-// The order waiting requests are admitted in: arrival (fcfs), the request's priority then
-// arrival, or shortest predicted job first with aging (sjf).
-enum class SchedulingPolicy { kFcfs, kPriority, kSjf };
-// What admission sets aside for a request beyond its prompt: nothing (blocks are taken as
-// tokens come, and preemption makes room), its predicted output with a margin, or its whole
-// max_tokens.
-enum class KvReservation { kNone, kPredicted, kMax };
-
-// "fcfs", "priority", "sjf" / "none", "predicted", "max"; Error(kInvalidArgument) otherwise.
-SchedulingPolicy parse_scheduling_policy(const std::string& name);
-KvReservation parse_kv_reservation(const std::string& name);
-
-struct SchedulerConfig {
-  int32_t max_batch_tokens = 2048;  // tokens computed per step, prefill chunks and decodes
-  int32_t max_seqs = 64;            // sequences per step
-  SchedulingPolicy policy = SchedulingPolicy::kFcfs;
-  // sjf: a waiting request's score (its predicted tokens left) drops by `aging` tokens for every
-  // token a running sequence generates while it waits (and not while it ran itself, before a
-  // preemption). Counted in generated tokens rather than seconds, the credit means the same on a
-  // fast host as on a slow one: a long request passes newer short ones once it has waited about
-  // (its work - theirs) / aging decode steps. Once it has waited max_wait_s it goes ahead of
-  // every request that has waited less: the hard bound that keeps long requests from starving.
-  double aging = 1.0;
-  double max_wait_s = 60.0;
-  // sjf: with every slot taken, a waiting request whose score is at most 1/overtake_ratio of a
-  // running one's takes that one's slot; the running one waits again with its KV kept, so it
-  // resumes without recomputing. 0: running requests keep their slots (LLMOptions turns it on
-  // at 4).
-  double overtake_ratio = 0.0;
-  KvReservation reservation = KvReservation::kNone;
-  double reservation_margin = 0.25;  // kPredicted sets aside (1 + margin) × the prediction
-};
+// The sjf knobs the scheduler reads from LLMOptions (baton/llm_options.h): sjf_aging is counted
+// in generated tokens rather than seconds, so the credit means the same on a fast host as on a
+// slow one: a long request passes newer short ones once it has waited about (its work - theirs) /
+// aging decode steps, and sjf_max_wait_s is the hard bound that keeps it from starving.
+// sjf_overtake suspends a running request for a much shorter waiting one, which resumes without
+// recomputing because its KV is kept.
 
 // One step's work for one sequence: tokens [first, first + count) of its token list.
 struct ScheduledChunk {
@@ -85,7 +60,8 @@ class Scheduler {
  public:
   // Seconds on a monotonic clock; tests pass a fake one.
   using Clock = std::function<double()>;
-  Scheduler(const SchedulerConfig& config, BlockManager& blocks, int32_t context_size,
+  // Reads max_batch_tokens, max_seqs, the scheduling policy, the sjf_ options and kv_reservation.
+  Scheduler(const LLMOptions& options, BlockManager& blocks, int32_t context_size,
             Clock clock = steady_seconds);
   static double steady_seconds();
 
@@ -107,7 +83,7 @@ class Scheduler {
   // Tokens whose K/V a preemption dropped and that were computed again (less what the prefix
   // cache gave back).
   int64_t recomputed_tokens() const { return recomputed_tokens_; }
-  const SchedulerConfig& config() const { return config_; }
+  const LLMOptions& options() const { return options_; }
   // While predictions rank requests poorly, sjf orders and preempts as fcfs does and predicted
   // reservation sets nothing aside (the engine decides from its PredictionLog).
   void trust_predictions(bool trusted) { predictions_trusted_ = trusted; }
@@ -122,7 +98,7 @@ class Scheduler {
   void preempt(Sequence* sequence, StepPlan& plan);
   // Frees a sequence's blocks, to be recomputed, and counts the preemption.
   void drop_kv(Sequence* sequence, StepPlan& plan);
-  // Suspends running sequences for much shorter waiting ones (SchedulerConfig::overtake_ratio).
+  // Suspends running sequences for much shorter waiting ones (LLMOptions::sjf_overtake).
   void overtake(const StepLimits& limits, StepPlan& plan);
   // The running sequence overtaking may suspend: the most sjf work left among those it may.
   Sequence* most_work_left(const StepLimits& limits, double now) const;
@@ -150,7 +126,7 @@ class Scheduler {
   int32_t blocks_lacking(const Sequence& sequence, int32_t tokens) const;
   int32_t reservation_left(const Sequence& sequence) const;
 
-  SchedulerConfig config_;
+  LLMOptions options_;
   BlockManager& blocks_;
   int32_t context_size_;
   Clock clock_;

@@ -47,23 +47,22 @@ size_t kv_bytes_per_token(const KvCacheShape& shape) {
          row_bytes(shape.dtype, shape.head_dim);
 }
 
-DType parse_kv_cache_dtype(const std::string& name) {
-  for (const DType dtype : kKvCacheDtypes) {
-    if (name == to_string(dtype)) return dtype;
+DType kv_cache_dtype(KvCacheType type) {
+  switch (type) {
+    case KvCacheType::kF32:
+      return DType::kF32;
+    case KvCacheType::kF16:
+      return DType::kF16;
+    case KvCacheType::kBF16:
+      return DType::kBF16;
+    case KvCacheType::kQ8_0:
+      return DType::kQ8_0;
+    case KvCacheType::kInt8Scaled:
+      return DType::kI8Scaled;
+    case KvCacheType::kFp8E4M3:
+      return DType::kF8E4M3;
   }
-  // The weight types of these names are other formats; say which cache type was meant.
-  if (name == "int8") {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "'int8' is a weight type (a scale per weight row); the KV cache's int8 is "
-                "int8_scaled (a scale per head row)");
-  }
-  if (name == "fp8") {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "'fp8' is a weight type (e4m3 with a scale per weight row); the KV cache's fp8 "
-                "is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)");
-  }
-  throw Error(ErrorCategory::kInvalidArgument,
-              "unknown KV cache dtype '" + name + "' (use " + kv_cache_dtype_names() + ")");
+  throw Error(ErrorCategory::kInternal, "an unknown KV cache type");
 }
 
 void check_kv_cache_dtype(DType dtype, int32_t head_dim) {

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/llm_options.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/dtype.h"
 #include "models/model.h"
@@ -25,10 +26,8 @@ struct KvCacheShape {
 // K and V of one token over all layers: what sizing a pool in MiB divides by.
 size_t kv_bytes_per_token(const KvCacheShape& shape);
 
-// The cache dtype a --kv-cache-dtype names: the dtype's own name (kKvCacheDtypes). "int8" and
-// "fp8" name weight types of other formats, so they are refused, pointing at int8_scaled and
-// fp8_e4m3. Throws Error(kInvalidArgument) listing the valid names otherwise.
-DType parse_kv_cache_dtype(const std::string& name);
+// The dtype of LLMOptions::kv_cache_dtype.
+DType kv_cache_dtype(KvCacheType type);
 // Throws Error(kInvalidArgument) naming the dtype and head size when `dtype` cannot hold rows of
 // `head_dim` elements, or is not a cache dtype.
 void check_kv_cache_dtype(DType dtype, int32_t head_dim);

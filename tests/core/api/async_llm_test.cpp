@@ -176,7 +176,7 @@ TEST_F(AsyncLLMTest, ShortRequestsOvertakeARunningLongOneAndNoOutputChanges) {
     for (size_t i : shorts) expected.push_back(llm.generate(kPrompts[i], params(4)));
   }
   o.max_seqs = 1;
-  o.scheduling_policy = "sjf";
+  o.scheduling_policy = SchedulingPolicy::kSjf;
   o.sjf_overtake = 4;
   AsyncLLM llm(o);
   Events events;

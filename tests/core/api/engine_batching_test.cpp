@@ -127,7 +127,7 @@ TEST_F(EngineBatching, TheStepCallbackNamesEachRequestOnceAsItFinishes) {
 TEST_F(EngineBatching, SjfRunsTheShortestHintedRequestFirst) {
   LLMOptions o = options();
   o.max_seqs = 1;
-  o.scheduling_policy = "sjf";
+  o.scheduling_policy = SchedulingPolicy::kSjf;
   LLM llm(o);
   const std::vector<int32_t> lengths = {32, 4, 16, 8};
   std::vector<Request> requests;
@@ -208,7 +208,7 @@ TEST_F(EngineBatching, ReservingPredictedKvKeepsOutputsUnderATinyPool) {
   LLMOptions o = options();
   o.kv_block_size = 4;
   o.kv_cache_mib = 0.625;  // 80 tokens, as in PreemptionUnderATinyPoolKeepsOutputsUnchanged
-  o.kv_reservation = "predicted";
+  o.kv_reservation = KvReservation::kPredicted;
   LLM llm(o);
   EXPECT_EQ(tokens_of(llm.generate(kPrompts, greedy(24))), alone(24));
   const EngineStats stats = llm.stats();
@@ -226,11 +226,11 @@ TEST_F(EngineBatching, APriorityNeedsThePriorityPolicy) {
     llm.generate(std::vector<Request>{{.prompt = "Amen", .params = greedy(2), .priority = 1}});
     FAIL() << "a priority under fcfs was accepted";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--scheduling-policy priority"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("(scheduling_policy priority)"), std::string::npos)
         << e.what();
   }
   LLMOptions o = options();
-  o.scheduling_policy = "priority";
+  o.scheduling_policy = SchedulingPolicy::kPriority;
   LLM by_priority(o);
   EXPECT_EQ(
       by_priority

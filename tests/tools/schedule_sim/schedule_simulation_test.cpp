@@ -26,9 +26,9 @@ SimulatedRequest request(double arrival, int32_t output_tokens, int32_t first_to
 
 SimulationConfig config(SchedulingPolicy policy, int32_t slots, double overtake = 0) {
   SimulationConfig c;
-  c.scheduler.max_seqs = slots;
-  c.scheduler.policy = policy;
-  c.scheduler.overtake_ratio = overtake;
+  c.options.max_seqs = slots;
+  c.options.scheduling_policy = policy;
+  c.options.sjf_overtake = overtake;
   return c;
 }
 
@@ -71,7 +71,7 @@ TEST(ScheduleSimulation, PoliciesOrderAsTheSchedulerDoes) {
                                                   request(2, 20, 200)};
   const auto sjf = [](double overtake) {
     SimulationConfig c = config(SchedulingPolicy::kSjf, 1, overtake);
-    c.scheduler.aging = 0.1;
+    c.options.sjf_aging = 0.1;
     return c;
   };
   const auto order = [&](const SimulationConfig& c) {
@@ -97,7 +97,7 @@ TEST(ScheduleSimulation, EveryPolicyFinishesAMixedWorkloadUnderAPoolThatRunsDry)
         std::tuple(SchedulingPolicy::kSjf, 4.0, KvReservation::kPredicted),
         std::tuple(SchedulingPolicy::kFcfs, 0.0, KvReservation::kMax)}) {
     SimulationConfig c = config(policy, 8, overtake);
-    c.scheduler.reservation = reservation;
+    c.options.kv_reservation = reservation;
     c.kv_blocks = 64;  // 1024 tokens: three long answers at their full length
     const SimulationResult result = simulate(workload, c);
     const std::string label = "policy " + std::to_string(static_cast<int>(policy)) + ", overtake " +

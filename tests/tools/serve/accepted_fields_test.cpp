@@ -289,7 +289,7 @@ TEST_F(AcceptedFields, AGrammarThatFailsMidwayFailsItsRequestAlone) {
 
 TEST(AcceptedFieldsPriority, VllmPrioritiesWhereTheServerSchedulesByThem) {
   serve::ServeOptions options;
-  options.model.scheduling_policy = "priority";
+  options.model.scheduling_policy = SchedulingPolicy::kPriority;
   const RunningServer server(options);
   const json body = {{"prompt", "In the beginning"}, {"max_tokens", 2}};
   for (const int64_t priority : {-5LL, 0LL, 7LL}) {

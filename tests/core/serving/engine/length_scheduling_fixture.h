@@ -25,9 +25,10 @@ class LengthSchedulingTest : public SchedulerFixture {
   Scheduler one_slot_sjf(BlockManager& blocks, double aging) {
     Scheduler scheduler({.max_batch_tokens = 64,
                          .max_seqs = 1,
-                         .policy = SchedulingPolicy::kSjf,
-                         .aging = aging,
-                         .max_wait_s = 60.0},
+                         .scheduling_policy = SchedulingPolicy::kSjf,
+                         .sjf_aging = aging,
+                         .sjf_overtake = 0,
+                         .sjf_max_wait_s = 60.0},
                         blocks, 1024, clock());
     scheduler.add(make(4, 900));
     complete(scheduler.schedule());
@@ -37,9 +38,10 @@ class LengthSchedulingTest : public SchedulerFixture {
   Scheduler two_slot_sjf(BlockManager& blocks) {
     return Scheduler({.max_batch_tokens = 64,
                       .max_seqs = 2,
-                      .policy = SchedulingPolicy::kSjf,
-                      .aging = 1.0,
-                      .max_wait_s = 60.0},
+                      .scheduling_policy = SchedulingPolicy::kSjf,
+                      .sjf_aging = 1.0,
+                      .sjf_overtake = 0,
+                      .sjf_max_wait_s = 60.0},
                      blocks, 64, clock());
   }
   // Steps (each completed) until one preempts, at most 8; that step's plan.

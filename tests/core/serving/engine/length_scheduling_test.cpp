@@ -16,7 +16,10 @@ using testing::LengthSchedulingTest;
 
 TEST_F(LengthSchedulingTest, SjfAdmitsTheShortestPredictedOutputFirst) {
   BlockManager blocks(64, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kSjf},
+  Scheduler scheduler({.max_batch_tokens = 4,
+                       .max_seqs = 8,
+                       .scheduling_policy = SchedulingPolicy::kSjf,
+                       .sjf_overtake = 0},
                       blocks, 256, clock());
   for (double predicted : {200.0, 10.0, 50.0, 10.0}) scheduler.add(make(4, predicted));
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 4, 3, 1}))
@@ -32,8 +35,8 @@ TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
   for (double predicted : {200.0, 10.0}) fcfs.add(make(4, predicted));
   EXPECT_EQ(ids(fcfs.waiting_order()), (std::vector<uint64_t>{1, 2}));
   Scheduler by_priority(
-      {.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kPriority}, blocks, 256,
-      clock());
+      {.max_batch_tokens = 4, .max_seqs = 8, .scheduling_policy = SchedulingPolicy::kPriority},
+      blocks, 256, clock());
   Sequence* low = make(4, 5);
   Sequence* high = make(4, 500);
   high->priority = 2;
@@ -74,9 +77,12 @@ TEST_F(LengthSchedulingTest, TimeWithNothingGeneratedGivesNoAgingCredit) {
 // A prompt computed in chunks samples once, at its last chunk: only that step is a token.
 TEST_F(LengthSchedulingTest, OnlyStepsThatSampleAge) {
   BlockManager blocks(256, 4, false);
-  Scheduler scheduler(
-      {.max_batch_tokens = 8, .max_seqs = 1, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
-      blocks, 1024, clock());
+  Scheduler scheduler({.max_batch_tokens = 8,
+                       .max_seqs = 1,
+                       .scheduling_policy = SchedulingPolicy::kSjf,
+                       .sjf_aging = 1.0,
+                       .sjf_overtake = 0},
+                      blocks, 1024, clock());
   scheduler.add(make(40, 900));
   complete(scheduler.schedule());  // the first 8 of 40 prompt tokens
   Sequence* waiting = make(4, 100);
@@ -88,9 +94,9 @@ TEST_F(LengthSchedulingTest, OnlyStepsThatSampleAge) {
       << "one token generated: 100 - 1 = 99, not 100 - 4 chunks or 100 - 32 tokens";
 }
 
-TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
+TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheOption) {
   BlockManager blocks(64, 4, false);
-  const auto refusal = [&](const SchedulerConfig& config) -> std::string {
+  const auto refusal = [&](const LLMOptions& config) -> std::string {
     try {
       Scheduler scheduler(config, blocks, 256, clock());
     } catch (const Error& e) {
@@ -101,13 +107,15 @@ TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
   };
   for (double aging :
        {-1.0, std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
-    EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .aging = aging}).find("--sjf-aging"),
+    EXPECT_NE(refusal({.scheduling_policy = SchedulingPolicy::kSjf, .sjf_aging = aging})
+                  .find("sjf_aging"),
               std::string::npos)
         << aging;
   }
-  EXPECT_NE(refusal({.policy = SchedulingPolicy::kSjf, .max_wait_s = 0.0}).find("--sjf-max-wait"),
+  EXPECT_NE(refusal({.scheduling_policy = SchedulingPolicy::kSjf, .sjf_max_wait_s = 0.0})
+                .find("sjf_max_wait_s"),
             std::string::npos);
-  EXPECT_EQ(refusal({.policy = SchedulingPolicy::kSjf, .aging = 0.0}), "accepted")
+  EXPECT_EQ(refusal({.scheduling_policy = SchedulingPolicy::kSjf, .sjf_aging = 0.0}), "accepted")
       << "no aging at all is plain sjf, bounded by max_wait_s alone";
 }
 
@@ -116,9 +124,12 @@ TEST_F(LengthSchedulingTest, BadSjfSettingsAreRefusedNamingTheFlag) {
 // gives its share. Two one-token decodes fill each step's token budget, so nothing is admitted.
 TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
   BlockManager blocks(256, 4, false);
-  Scheduler scheduler(
-      {.max_batch_tokens = 2, .max_seqs = 3, .policy = SchedulingPolicy::kSjf, .aging = 1.0},
-      blocks, 1024, clock());
+  Scheduler scheduler({.max_batch_tokens = 2,
+                       .max_seqs = 3,
+                       .scheduling_policy = SchedulingPolicy::kSjf,
+                       .sjf_aging = 1.0,
+                       .sjf_overtake = 0},
+                      blocks, 1024, clock());
   Sequence* first = make(1, 900);
   scheduler.add(first);
   scheduler.add(make(1, 900));
@@ -210,8 +221,9 @@ TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) 
   const auto first_preempted = [&](SchedulingPolicy policy) {
     sequences_.clear();
     BlockManager blocks(7, 4, false);  // 28 tokens in all
-    Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .policy = policy}, blocks, 64,
-                        clock());
+    Scheduler scheduler(
+        {.max_batch_tokens = 64, .max_seqs = 4, .scheduling_policy = policy, .sjf_overtake = 0},
+        blocks, 64, clock());
     Sequence* needing = make(8, 5);
     scheduler.add(needing);
     complete(scheduler.schedule());
@@ -234,7 +246,10 @@ TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) 
 
 TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
   BlockManager blocks(64, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 4, .max_seqs = 8, .policy = SchedulingPolicy::kSjf},
+  Scheduler scheduler({.max_batch_tokens = 4,
+                       .max_seqs = 8,
+                       .scheduling_policy = SchedulingPolicy::kSjf,
+                       .sjf_overtake = 0},
                       blocks, 256, clock());
   for (double predicted : {200.0, 10.0}) scheduler.add(make(4, predicted));
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 1}));
@@ -253,8 +268,8 @@ TEST_F(LengthSchedulingTest, ReservingThePredictionAvoidsThePreemption) {
   const auto run = [&](KvReservation reservation) {
     sequences_.clear();
     BlockManager blocks(7, 4, false);  // 28 tokens
-    Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .reservation = reservation}, blocks,
-                        64, clock());
+    Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .kv_reservation = reservation},
+                        blocks, 64, clock());
     Sequence* a = make(4, 12, 12);
     Sequence* b = make(4, 12, 12);
     scheduler.add(a);
@@ -293,13 +308,6 @@ TEST_F(LengthSchedulingTest, RecomputedTokensAreCounted) {
   scheduler.remove(a);
   scheduler.schedule();  // b is admitted again: the 8 tokens it had computed are computed again
   EXPECT_EQ(scheduler.recomputed_tokens(), 8);
-}
-
-TEST(SchedulingPolicyNames, ParseAndRefuseUnknownNames) {
-  EXPECT_EQ(parse_scheduling_policy("sjf"), SchedulingPolicy::kSjf);
-  EXPECT_EQ(parse_kv_reservation("predicted"), KvReservation::kPredicted);
-  EXPECT_THROW(parse_scheduling_policy("lifo"), Error);
-  EXPECT_THROW(parse_kv_reservation("all"), Error);
 }
 
 }  // namespace

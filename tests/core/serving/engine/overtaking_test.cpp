@@ -21,10 +21,10 @@ class OvertakingTest : public testing::LengthSchedulingTest {
   Scheduler sjf(BlockManager& blocks, int32_t slots, double ratio) {
     return Scheduler({.max_batch_tokens = 64,
                       .max_seqs = slots,
-                      .policy = SchedulingPolicy::kSjf,
-                      .aging = 1.0,
-                      .max_wait_s = 60.0,
-                      .overtake_ratio = ratio},
+                      .scheduling_policy = SchedulingPolicy::kSjf,
+                      .sjf_aging = 1.0,
+                      .sjf_overtake = ratio,
+                      .sjf_max_wait_s = 60.0},
                      blocks, 1024, clock());
   }
   // Adds a request and runs `steps` steps, the first its prompt.
@@ -208,9 +208,9 @@ TEST_F(OvertakingTest, UnderReservationTheShortRequestsReservationMustFit) {
     BlockManager blocks(40, 4, false);  // 160 tokens
     Scheduler scheduler({.max_batch_tokens = 64,
                          .max_seqs = 1,
-                         .policy = SchedulingPolicy::kSjf,
-                         .overtake_ratio = 4.0,
-                         .reservation = KvReservation::kPredicted},
+                         .scheduling_policy = SchedulingPolicy::kSjf,
+                         .sjf_overtake = 4.0,
+                         .kv_reservation = KvReservation::kPredicted},
                         blocks, 1024, clock());
     run(scheduler, 4, 900, 3);  // sets aside 4 + 512 tokens, more than the pool
     Sequence* short_one = make(4, predicted);
@@ -280,14 +280,14 @@ TEST_F(OvertakingTest, AMixedWorkloadUnderATightPoolAlwaysFinishes) {
   EXPECT_GT(scheduler.preemption_count(), 0) << "the pool was meant to run dry";
 }
 
-TEST_F(OvertakingTest, ARatioOfOneOrLessIsRefusedNamingTheFlag) {
+TEST_F(OvertakingTest, ARatioOfOneOrLessIsRefusedNamingTheOption) {
   BlockManager blocks(64, 4, false);
   for (double ratio : {0.5, 1.0, -2.0, std::numeric_limits<double>::infinity(), std::nan("")}) {
     try {
       sjf(blocks, 1, ratio);
       ADD_FAILURE() << ratio << " was accepted";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("--sjf-overtake"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("sjf_overtake"), std::string::npos) << e.what();
     }
   }
   EXPECT_NO_THROW(sjf(blocks, 1, 0.0));

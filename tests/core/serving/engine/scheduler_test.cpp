@@ -71,8 +71,9 @@ TEST_F(SchedulerTest, PromptThatCanNeverFitIsRejectedWithAReason) {
 
 TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
   BlockManager blocks(32, 4, false);
-  Scheduler scheduler({.max_batch_tokens = 5, .max_seqs = 4, .policy = SchedulingPolicy::kPriority},
-                      blocks, 64);
+  Scheduler scheduler(
+      {.max_batch_tokens = 5, .max_seqs = 4, .scheduling_policy = SchedulingPolicy::kPriority},
+      blocks, 64);
   Sequence* low = make(5, 0);
   Sequence* high = make(5, 3);
   scheduler.add(low);

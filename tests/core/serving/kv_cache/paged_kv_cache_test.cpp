@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+#include <string_view>
+
 #include "backends/cpu/cpu_backend.h"
 #include "baton/error.h"
 
@@ -33,31 +36,18 @@ TEST_F(PagedKvCacheTest, SmallerDtypesShrinkEachToken) {
   EXPECT_EQ(q8_0.bytes_per_token(), 2u * 2 * 2 * 2 * sizeof(BlockQ8_0));  // two blocks a head
 }
 
-TEST(KvCacheDtype, NamesParseAndQ8_0NeedsWholeBlocksPerHead) {
-  EXPECT_EQ(parse_kv_cache_dtype("f32"), DType::kF32);
-  EXPECT_EQ(parse_kv_cache_dtype("f16"), DType::kF16);
-  EXPECT_EQ(parse_kv_cache_dtype("bf16"), DType::kBF16);
-  EXPECT_EQ(parse_kv_cache_dtype("q8_0"), DType::kQ8_0);
-  EXPECT_EQ(parse_kv_cache_dtype("int8_scaled"), DType::kI8Scaled);
-  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kI8Scaled, 8));  // a scale per head: any size
-  EXPECT_EQ(parse_kv_cache_dtype("fp8_e4m3"), DType::kF8E4M3);
-  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kF8E4M3, 7));  // one byte a value: any head size
-  // One meaning per name: "int8" and "fp8" are weight types, refused pointing at the cache's.
-  const std::pair<const char*, const char*> refused[] = {
-      {"int4", "unknown KV cache dtype 'int4' (use f32, f16, bf16, q8_0, int8_scaled or fp8_e4m3)"},
-      {"int8",
-       "'int8' is a weight type (a scale per weight row); the KV cache's int8 is "
-       "int8_scaled"},
-      {"fp8", "the KV cache's fp8 is fp8_e4m3 (no scale, as vLLM's --kv-cache-dtype fp8)"}};
-  for (const auto& [name, message] : refused) {
-    try {
-      parse_kv_cache_dtype(name);
-      ADD_FAILURE() << name << " was accepted";
-    } catch (const Error& e) {
-      EXPECT_EQ(e.category(), ErrorCategory::kInvalidArgument);
-      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
-    }
+// kv_cache_dtype's names (baton/option_values.h) are the cache dtypes' own, one to one.
+TEST(KvCacheDtype, EveryOptionValueIsTheCacheDtypeOfItsNameAndQ8_0NeedsWholeBlocksPerHead) {
+  std::set<DType> seen;
+  for (const auto& entry : OptionEnum<KvCacheType>::names) {
+    const DType dtype = kv_cache_dtype(entry.value);
+    EXPECT_EQ(to_string(dtype), std::string_view(entry.name));
+    EXPECT_TRUE(is_kv_cache_dtype(dtype)) << entry.name;
+    seen.insert(dtype);
   }
+  EXPECT_EQ(seen.size(), std::size(kKvCacheDtypes));
+  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kI8Scaled, 8));  // a scale per head: any size
+  EXPECT_NO_THROW(check_kv_cache_dtype(DType::kF8E4M3, 7));    // one byte a value: any head size
   EXPECT_NO_THROW(check_kv_cache_dtype(DType::kQ8_0, 128));
   try {
     check_kv_cache_dtype(DType::kQ8_0, 8);
