@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Fails when the public headers (include/baton/) changed since BATON_SOVERSION was last set.
+"""Fails when the public headers (include/baton/) changed since the last release and
+BATON_SOVERSION was not raised above that release's.
 
 libbaton.so's SOVERSION must change whenever what programs compile against changes, or a
 program built against the old headers would load a library it no longer matches. The headers'
-code, without comments and blank space, is hashed; cmake/public_headers.sha256 records the hash
-that BATON_SOVERSION (CMakeLists.txt) was set for.
+code, without comments and blank space, is hashed; cmake/public_headers.sha256 records the
+SOVERSION of the last release and its headers' hash. Between releases one raise covers every
+change: once BATON_SOVERSION is above the released one, the headers may change further.
 
 Usage: check_soversion.py            check (the ctest PublicApi.SoversionFollowsTheHeaders)
-       check_soversion.py --record   after raising BATON_SOVERSION: record the headers' hash
+       check_soversion.py --record   at a release: record BATON_SOVERSION and the headers' hash
 """
 import hashlib
 import os
@@ -40,24 +42,27 @@ def soversion():
 
 
 def main():
-    version, now = str(soversion()), headers_hash()
+    version, now = soversion(), headers_hash()
     with open(RECORD, encoding="utf-8") as f:
-        recorded_version, recorded_hash = f.read().split()
+        released, released_hash = f.read().split()
+    released = int(released)
     if sys.argv[1:] == ["--record"]:
-        if now != recorded_hash and int(version) <= int(recorded_version):
-            sys.exit("include/baton/ changed: raise BATON_SOVERSION above %s in CMakeLists.txt "
-                     "before recording" % recorded_version)
+        if now != released_hash and version <= released:
+            sys.exit("include/baton/ changed since SOVERSION %d was released: raise "
+                     "BATON_SOVERSION in CMakeLists.txt before recording" % released)
         with open(RECORD, "w", encoding="utf-8") as f:
-            f.write("%s %s\n" % (version, now))
-        print("recorded: SOVERSION %s for headers %s" % (version, now))
+            f.write("%d %s\n" % (version, now))
+        print("recorded the release of SOVERSION %d, headers %s" % (version, now))
         return
-    if now != recorded_hash:
-        sys.exit("include/baton/ changed since SOVERSION %s was set: raise BATON_SOVERSION in "
-                 "CMakeLists.txt, then run scripts/check_soversion.py --record" % recorded_version)
-    if version != recorded_version:
-        sys.exit("BATON_SOVERSION is %s but cmake/public_headers.sha256 was recorded for %s: run "
-                 "scripts/check_soversion.py --record" % (version, recorded_version))
-    print("SOVERSION %s matches the public headers" % version)
+    if version < released:
+        sys.exit("BATON_SOVERSION is %d, below the released %d" % (version, released))
+    if now != released_hash and version == released:
+        sys.exit("include/baton/ changed since SOVERSION %d was released: raise BATON_SOVERSION "
+                 "in CMakeLists.txt to %d" % (released, released + 1))
+    if now == released_hash and version != released:
+        sys.exit("BATON_SOVERSION is %d but the headers are those SOVERSION %d was released with"
+                 % (version, released))
+    print("SOVERSION %d fits the public headers (last release: %d)" % (version, released))
 
 
 if __name__ == "__main__":
