@@ -124,6 +124,10 @@ enum class OptionScope { kAllRanks, kPerRank };
   X(int32_t, max_batch_tokens, 2048, at_least(1), kAllRanks, "--max-batch-tokens",                 \
     "tokens computed per engine step, prefill chunks and decodes")                                 \
   X(int32_t, max_seqs, 64, at_least(1), kAllRanks, "--max-seqs", "sequences per engine step")      \
+  X(int32_t, long_prefill_token_threshold, 0, at_least(0), kAllRanks,                              \
+    "--long-prefill-token-threshold",                                                              \
+    "prompt tokens one request computes per step at most, so that a long prompt leaves room for "  \
+    "others' prompts and decodes (vLLM's); 0: up to max_batch_tokens")                             \
   X(SchedulingPolicy, scheduling_policy, SchedulingPolicy::kFcfs, kAnyValue, kAllRanks,            \
     "--scheduling-policy",                                                                         \
     "order waiting requests start in: fcfs (arrival), priority (the request's, then arrival) "     \

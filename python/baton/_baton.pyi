@@ -18,6 +18,7 @@ class LLMOptions:
     kv_cache_mib: float
     max_batch_tokens: int
     max_seqs: int
+    long_prefill_token_threshold: int
     scheduling_policy: str
     sjf_aging: float
     sjf_overtake: float

@@ -24,6 +24,13 @@ double predicted_left(const Sequence& s) {
   return std::max(expected_output(s) - s.generated(), 1.0);
 }
 
+// The tokens a sequence computes this step: what it has pending, within the step's budget and
+// the per-request cap on a prompt's chunk.
+int32_t chunk_tokens(const Sequence& s, int32_t budget, const LLMOptions& options) {
+  const int32_t cap = options.long_prefill_token_threshold;
+  return std::min({s.pending(), budget, cap > 0 ? cap : budget});
+}
+
 }  // namespace
 
 double Scheduler::steady_seconds() {
@@ -257,7 +264,7 @@ bool Scheduler::copy_on_write(Sequence* sequence, StepPlan& plan) {
 
 bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, int32_t& budget,
                                  StepPlan& plan) {
-  const int32_t count = std::min(sequence->pending(), budget);
+  const int32_t count = chunk_tokens(*sequence, budget, options_);
   if (count <= 0) return true;
   while (!blocks_.grow(sequence->blocks, sequence->computed + count) ||
          !copy_on_write(sequence, plan)) {
@@ -300,7 +307,7 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
       if (sequence->generated() == 0) sequence->cached_prompt_tokens = sequence->computed;
       sequence->prefix_looked_up = true;
     }
-    const int32_t count = std::min(sequence->pending(), budget);
+    const int32_t count = chunk_tokens(*sequence, budget, options_);
     // The room set aside for the running sequences' expected growth is not free for this one,
     // unless nothing runs (a request whose reservation exceeds the pool still runs alone).
     const int32_t needed = blocks_lacking(*sequence, sequence->computed + count);

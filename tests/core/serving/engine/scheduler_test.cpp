@@ -41,6 +41,38 @@ TEST_F(SchedulerTest, DecodesRideAlongWithANewPromptsChunk) {
   EXPECT_EQ(plan.chunks[1].count, 9) << "the rest of the budget";
 }
 
+// With long_prefill_token_threshold, a long prompt takes at most that many tokens a step, and the
+// rest of the budget goes to the next prompt instead of waiting for the long one to finish.
+TEST_F(SchedulerTest, ALongPromptsChunkIsCappedAndTheNextPromptTakesTheRest) {
+  BlockManager blocks(32, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 16, .max_seqs = 4, .long_prefill_token_threshold = 6},
+                      blocks, 64);
+  Sequence* long_prompt = make(40);
+  Sequence* short_prompt = make(5);
+  scheduler.add(long_prompt);
+  scheduler.add(short_prompt);
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.chunks.size(), 2u);
+  EXPECT_EQ(plan.chunks[0].sequence, long_prompt);
+  EXPECT_EQ(plan.chunks[0].count, 6);
+  EXPECT_EQ(plan.chunks[1].sequence, short_prompt);
+  EXPECT_EQ(plan.chunks[1].count, 5);
+  complete(plan);
+  // A decode is one token, under any cap.
+  const StepPlan next = scheduler.schedule();
+  ASSERT_EQ(next.chunks.size(), 2u);
+  EXPECT_EQ(next.chunks[0].count, 6);
+  EXPECT_EQ(next.chunks[1].count, 1);
+  // Without the cap the long prompt takes the whole budget and the short one waits.
+  BlockManager more_blocks(32, 4, false);
+  Scheduler uncapped({.max_batch_tokens = 16, .max_seqs = 4}, more_blocks, 64);
+  uncapped.add(make(40));
+  uncapped.add(make(5));
+  const StepPlan whole = uncapped.schedule();
+  ASSERT_EQ(whole.chunks.size(), 1u);
+  EXPECT_EQ(whole.chunks[0].count, 16);
+}
+
 TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
   BlockManager blocks(4, 4, false);  // 16 tokens in all
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
