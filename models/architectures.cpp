@@ -13,18 +13,13 @@ namespace {
 using Loader =
     std::function<std::unique_ptr<Model>(const gguf::GgufFile&, Backend&, const ModelShard&)>;
 
-// GGUF `general.architecture` values and how to load each. A new family adds a line here and
-// a file of its own.
+// The graph each family of core/formats/family is built as, by its GGUF name.
 const std::map<std::string, Loader>& loaders() {
   static const std::map<std::string, Loader> kLoaders = {
       {"gemma2", load_gemma2},
-      {"llama", [](const gguf::GgufFile& f, Backend& b,
-                   const ModelShard& s) { return load_llama(f, b, s, LlamaVariant{}); }},
+      {"llama", load_llama},
       {"phi3", load_phi3},
-      {"qwen2",
-       [](const gguf::GgufFile& f, Backend& b, const ModelShard& s) {
-         return load_llama(f, b, s, LlamaVariant{.rope_mode = RopeMode::kNeox, .qkv_bias = true});
-       }},
+      {"qwen2", load_llama},
   };
   return kLoaders;
 }

@@ -1,15 +1,24 @@
 #include "models/llama.h"
 
+#include <algorithm>
+
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "models/decoder_model.h"
 #include "models/model_config.h"
 
 namespace baton {
 namespace {
 
-// The standard layer plus Qwen2's q/k/v biases, which a variant with qkv_bias requires.
+// Whether the family's layer lists q/k/v biases, which its files must then hold.
+bool has_qkv_bias(const ModelFamily& family) {
+  return std::ranges::any_of(family.layer,
+                             [](const LayerTensor& t) { return t.gguf == "attn_q.bias"; });
+}
+
+// The standard layer plus q/k/v biases, where the file has them.
 DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c,
-                               const ShardLayout& layout, int32_t i, const LlamaVariant& variant) {
+                               const ShardLayout& layout, int32_t i, bool biases_required) {
   const std::string p = "blk." + std::to_string(i) + ".";
   const int64_t q_dim = int64_t{c.n_head} * c.head_dim;
   const int64_t kv_dim = int64_t{c.n_head_kv} * c.head_dim;
@@ -18,7 +27,7 @@ DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c,
   a.bq = load.find_f32(p + "attn_q.bias", {q_dim}, layout.q_rows);
   a.bk = load.find_f32(p + "attn_k.bias", {kv_dim}, layout.kv_rows);
   a.bv = load.find_f32(p + "attn_v.bias", {kv_dim}, layout.kv_rows);
-  if (variant.qkv_bias && !(a.bq && a.bk && a.bv)) {
+  if (biases_required && !(a.bq && a.bk && a.bv)) {
     throw Error(ErrorCategory::kInvalidModel, load.file().path().filename().string() + ": " +
                                                   c.architecture + " layer " + std::to_string(i) +
                                                   " lacks q/k/v biases");
@@ -29,9 +38,11 @@ DecoderLayerWeights load_layer(const WeightLoader& load, const ModelConfig& c,
 }  // namespace
 
 std::unique_ptr<Model> load_llama(const gguf::GgufFile& file, Backend& backend,
-                                  const ModelShard& shard, const LlamaVariant& variant) {
+                                  const ModelShard& shard) {
   ModelConfig config = read_model_config(file);
-  config.rope.mode = variant.rope_mode;
+  const ModelFamily& family = *find_model_family(config.architecture);
+  // GGUF llama's q/k rows hold rotary pairs side by side; the others keep transformers' halves.
+  config.rope.mode = family.interleave_rotary ? RopeMode::kNormal : RopeMode::kNeox;
   const WeightLoader load(file, backend);
   config.n_vocab = static_cast<int32_t>(load.shape_2d("token_embd.weight")[0]);
   // Llama 3's per-dimension rope frequency factors.
@@ -41,7 +52,7 @@ std::unique_ptr<Model> load_llama(const gguf::GgufFile& file, Backend& backend,
   DecoderWeights weights{.embeddings =
                              load.embeddings(config.n_vocab, config.n_embd, layout.vocab_rows)};
   for (int32_t i = shard.first_layer; i < shard.layer_end(config.n_layer); ++i) {
-    weights.layers.push_back(load_layer(load, config, layout, i, variant));
+    weights.layers.push_back(load_layer(load, config, layout, i, has_qkv_bias(family)));
   }
   return make_decoder_model(backend, layout.local, std::move(weights), shard);
 }

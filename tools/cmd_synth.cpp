@@ -3,9 +3,11 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "tools/commands.h"
 #include "tools/model_tools/synthetic_model.h"
 
@@ -37,6 +39,18 @@ std::string lower(std::string_view s) {
   return out;
 }
 
+// "llama (the base the others vary), qwen2 (q/k/v biases), ...": the families and what sets
+// each apart.
+std::string architecture_help() {
+  std::string help;
+  for (const ModelFamily* family : model_families()) {
+    help += (help.empty() ? "" : ", ") + std::string(family->gguf_arch) + " (" +
+            std::string(family->summary) + (family->tied_by_default ? ", tied embeddings" : "") +
+            ")";
+  }
+  return "architecture: " + help;
+}
+
 std::string synth_type_names() {
   std::string names;
   for (DType t : kSynthTypes) names += (names.empty() ? "" : ", ") + lower(to_string(t));
@@ -64,7 +78,8 @@ SyntheticShape resolve_shape(const SynthFlags& f) {
   }
   if (!f.arch.empty()) {
     s.architecture = f.arch;
-    s.tied_embeddings = f.arch == "qwen2" || f.arch == "gemma2";
+    const ModelFamily* family = find_model_family(f.arch);
+    s.tied_embeddings = family && family->tied_by_default;
   }
   s.n_embd = f.n_embd.value_or(s.n_embd);
   s.n_layer = f.n_layer.value_or(s.n_layer);
@@ -92,9 +107,7 @@ Action add_synth_command(CLI::App& app) {
   cmd->add_option("--output-type", f->output_type,
                   "type of output.weight (token_embd.weight when tied), as llama-quantize's "
                   "--output-tensor-type; default: --type");
-  cmd->add_option("--arch", f->arch,
-                  "llama, qwen2 (q/k/v biases, tied embeddings), phi3 (fused attn_qkv and "
-                  "gate+up) or gemma2 (post-norms, soft-caps, sliding window, tied embeddings)");
+  cmd->add_option("--arch", f->arch, architecture_help());
   cmd->add_option("--n-embd", f->n_embd, "embedding size");
   cmd->add_option("--n-layer", f->n_layer, "layers");
   cmd->add_option("--n-head", f->n_head, "attention heads");

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "models/lora/lora_readers.h"
 #include "ops/reference.h"
 
@@ -24,11 +25,23 @@ std::vector<NodeRows> linear_nodes_of(const std::string& weight, const ModelConf
   const std::string layer = weight.substr(0, dot + 1);  // "blk.3."
   const std::string kind = weight.substr(dot + 1);
   const int64_t q = int64_t{c.n_head} * c.head_dim, kv = int64_t{c.n_head_kv} * c.head_dim;
+  // A weight the base's family fuses feeds one node per part, in row order.
+  if (const ModelFamily* family = find_model_family(c.architecture)) {
+    const FamilySizes sizes{.embd = c.n_embd, .ff = c.n_ff, .q = q, .kv = kv};
+    for (const LayerTensor& tensor : family->layer) {
+      if (tensor.fused.empty() || tensor.gguf != kind + ".weight") continue;
+      std::vector<NodeRows> parts;
+      int64_t first = 0;
+      for (const FusedPart& part : tensor.fused) {
+        parts.push_back({layer + std::string(part.node), first, sizes.of(part.rows)});
+        first += sizes.of(part.rows);
+      }
+      return parts;
+    }
+  }
+  // An adapter may fuse q, k and v whatever the base does.
   if (kind == "attn_qkv") {
     return {{layer + "q", 0, q}, {layer + "k", q, kv}, {layer + "v", q + kv, kv}};
-  }
-  if (kind == "ffn_up" && c.architecture == "phi3") {
-    return {{layer + "ffn_gate", 0, c.n_ff}, {layer + "ffn_up", c.n_ff, c.n_ff}};
   }
   // Each single weight's node and its output rows (lora_linear_shapes' first dimension).
   const std::map<std::string, std::pair<std::string, int64_t>> nodes = {

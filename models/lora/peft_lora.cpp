@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "core/formats/hf_import/hf_json.h"
 #include "core/formats/hf_import/rotary_rows.h"
 #include "core/formats/hf_import/safetensors_file.h"
@@ -146,7 +147,9 @@ LoraAdapter read_peft(const std::filesystem::path& dir, const ModelConfig& base,
         static_cast<float>(user_scale * alpha / (config.rslora ? std::sqrt(rank) : rank));
     Tensor b = file.tensor(pair.b);
     const bool rotary = weight->second == "attn_q" || weight->second == "attn_k";
-    if (rotary && base.architecture == "llama" && b.rank() == 2 && b.dim(0) % base.head_dim == 0) {
+    const ModelFamily* family = find_model_family(base.architecture);
+    if (rotary && family && family->interleave_rotary && b.rank() == 2 &&
+        b.dim(0) % base.head_dim == 0) {
       b = interleave_rotary_rows(to_f32(b), base.head_dim);
     }
     builder.add("blk." + std::to_string(layer) + "." + weight->second, pair.a, a, b, scale);

@@ -1,13 +1,14 @@
 #include "tools/model_tools/synthetic_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <map>
 #include <numbers>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "core/formats/gguf/gguf_file.h"
 #include "core/formats/gguf/gguf_writer.h"
 #include "core/runtime/quantize/quantize.h"
@@ -16,59 +17,19 @@
 namespace baton {
 namespace {
 
-const std::map<std::string, SyntheticShape, std::less<>>& known_shapes() {
-  static const std::map<std::string, SyntheticShape, std::less<>> kShapes = {
-      {"tinyllama-1.1b",
-       {.n_embd = 2048,
-        .n_layer = 22,
-        .n_head = 32,
-        .n_head_kv = 4,
-        .n_ff = 5632,
-        .n_vocab = 32000,
-        .n_ctx = 2048}},
-      {"llama-110m",
-       {.n_embd = 768,
-        .n_layer = 12,
-        .n_head = 12,
-        .n_head_kv = 12,
-        .n_ff = 2048,
-        .n_vocab = 32000,
-        .n_ctx = 1024}},
-      {"qwen2-0.5b",
-       {.architecture = "qwen2",
-        .n_embd = 896,
-        .n_layer = 24,
-        .n_head = 14,
-        .n_head_kv = 2,
-        .n_ff = 4864,
-        .n_vocab = 151936,
-        .n_ctx = 32768,
-        .rope_freq_base = 1000000.0f,
-        .rms_eps = 1e-6f,
-        .tied_embeddings = true}},
-      {"phi3-mini",
-       {.architecture = "phi3",
-        .n_embd = 3072,
-        .n_layer = 32,
-        .n_head = 32,
-        .n_head_kv = 32,
-        .n_ff = 8192,
-        .n_vocab = 32064,
-        .n_ctx = 4096}},
-      {"gemma2-2b",
-       {.architecture = "gemma2",
-        .n_embd = 2304,
-        .n_layer = 26,
-        .n_head = 8,
-        .n_head_kv = 4,
-        .head_dim = 256,
-        .n_ff = 9216,
-        .n_vocab = 256000,
-        .n_ctx = 8192,
-        .rms_eps = 1e-6f,
-        .tied_embeddings = true}},
-  };
-  return kShapes;
+SyntheticShape shape_of(const ModelFamily& family, const FamilyShape& f) {
+  return {.architecture = std::string(family.gguf_arch),
+          .n_embd = f.n_embd,
+          .n_layer = f.n_layer,
+          .n_head = f.n_head,
+          .n_head_kv = f.n_head_kv,
+          .head_dim = f.head_dim,
+          .n_ff = f.n_ff,
+          .n_vocab = f.n_vocab,
+          .n_ctx = f.n_ctx,
+          .rope_freq_base = f.rope_freq_base,
+          .rms_eps = f.rms_eps,
+          .tied_embeddings = f.tied_embeddings};
 }
 
 [[noreturn]] void invalid(const std::string& message) {
@@ -108,18 +69,19 @@ void check_shape(const SyntheticShape& s) {
     if (value <= 0)
       invalid(std::string(name) + " = " + std::to_string(value) + " must be positive");
   }
-  if (s.architecture != "llama" && s.architecture != "qwen2" && s.architecture != "phi3" &&
-      s.architecture != "gemma2") {
-    invalid("architecture '" + s.architecture +
-            "' cannot be synthesized (use llama, qwen2, phi3 or gemma2)");
+  const ModelFamily* family = find_model_family(s.architecture);
+  if (!family) {
+    invalid("architecture '" + s.architecture + "' cannot be synthesized (use " +
+            model_family_names() + ")");
   }
   if (s.head_dim == 0 && (s.n_embd % s.n_head != 0 || (s.n_embd / s.n_head) % 2 != 0)) {
     invalid("n_embd " + std::to_string(s.n_embd) + " is not an even head size times n_head " +
             std::to_string(s.n_head));
   }
   if (s.long_rope_original_context < 0 ||
-      (s.long_rope_original_context > 0 && s.architecture != "phi3")) {
-    invalid("LongRoPE factors are a phi3 feature, after a positive original context");
+      (s.long_rope_original_context > 0 && !family->long_rope)) {
+    invalid("LongRoPE factors need a positive original context and a family that has them; " +
+            s.architecture + " has none");
   }
   if (s.head_dim < 0 || s.head_dim % 2 != 0) {
     invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
@@ -282,19 +244,25 @@ int32_t copy_vocabulary(gguf::GgufWriter& writer, const std::filesystem::path& f
 }  // namespace
 
 std::string synthetic_shape_names() {
+  std::vector<std::string_view> sorted;
+  for (const ModelFamily* family : model_families()) {
+    for (const FamilyShape& shape : family->shapes) sorted.push_back(shape.name);
+  }
+  std::ranges::sort(sorted);
   std::string names;
-  for (const auto& [name, shape] : known_shapes()) names += (names.empty() ? "" : ", ") + name;
+  for (std::string_view name : sorted) names += (names.empty() ? "" : ", ") + std::string(name);
   return names;
 }
 
 SyntheticShape synthetic_shape(std::string_view name) {
-  const auto it = known_shapes().find(name);
-  if (it == known_shapes().end()) {
-    throw Error(ErrorCategory::kInvalidArgument, "unknown shape '" + std::string(name) +
-                                                     "' (known shapes: " + synthetic_shape_names() +
-                                                     ")");
+  for (const ModelFamily* family : model_families()) {
+    for (const FamilyShape& shape : family->shapes) {
+      if (shape.name == name) return shape_of(*family, shape);
+    }
   }
-  return it->second;
+  throw Error(
+      ErrorCategory::kInvalidArgument,
+      "unknown shape '" + std::string(name) + "' (known shapes: " + synthetic_shape_names() + ")");
 }
 
 SynthSummary write_synthetic_model(const SynthOptions& options, const std::filesystem::path& path) {
@@ -324,17 +292,23 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   writer.add_uint32(a + ".attention.head_count_kv", s.n_head_kv);
   writer.add_float32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
   writer.add_float32(a + ".rope.freq_base", s.rope_freq_base);
-  if (a == "gemma2") {
+  const ModelFamily& family = *find_model_family(a);
+  if (family.explicit_head_dim) {
     writer.add_uint32(a + ".attention.key_length", head_dim);
     writer.add_uint32(a + ".attention.value_length", head_dim);
-    writer.add_float32(a + ".attn_logit_softcapping", 50.0f);
-    writer.add_float32(a + ".final_logit_softcapping", 30.0f);
+  }
+  for (const FamilyFloatKey& key : family.synth_keys) {
+    writer.add_float32(a + "." + std::string(key.suffix), key.value);
+  }
+  if (family.sliding_window) {
     writer.add_uint32(a + ".attention.sliding_window", s.sliding_window);
   }
 
   TensorList t(writer, options);
-  const int64_t q_dim = int64_t{s.n_head} * head_dim;
-  const int64_t kv_dim = int64_t{s.n_head_kv} * head_dim;
+  const FamilySizes sizes{.embd = s.n_embd,
+                          .ff = s.n_ff,
+                          .q = int64_t{s.n_head} * head_dim,
+                          .kv = int64_t{s.n_head_kv} * head_dim};
   if (s.tied_embeddings) {
     t.output_matrix("token_embd.weight", s.n_vocab, s.n_embd);
   } else {
@@ -342,30 +316,20 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   }
   for (int32_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
-    t.norm(p + "attn_norm.weight", s.n_embd);
-    if (a == "phi3") {
-      t.matrix(p + "attn_qkv.weight", q_dim + 2 * kv_dim, s.n_embd);
-    } else {
-      t.matrix(p + "attn_q.weight", q_dim, s.n_embd);
-      t.matrix(p + "attn_k.weight", kv_dim, s.n_embd);
-      t.matrix(p + "attn_v.weight", kv_dim, s.n_embd);
+    for (const LayerTensor& tensor : family.layer) {
+      const std::string name = p + std::string(tensor.gguf);
+      switch (tensor.role) {
+        case TensorRole::kNorm:
+          t.norm(name, tensor.row_count(sizes));
+          break;
+        case TensorRole::kBias:
+          t.bias(name, tensor.row_count(sizes));
+          break;
+        case TensorRole::kMatrix:
+          t.matrix(name, tensor.row_count(sizes), sizes.of(tensor.cols));
+          break;
+      }
     }
-    if (a == "qwen2") {
-      t.bias(p + "attn_q.bias", q_dim);
-      t.bias(p + "attn_k.bias", kv_dim);
-      t.bias(p + "attn_v.bias", kv_dim);
-    }
-    t.matrix(p + "attn_output.weight", s.n_embd, q_dim);
-    if (a == "gemma2") t.norm(p + "post_attention_norm.weight", s.n_embd);
-    t.norm(p + "ffn_norm.weight", s.n_embd);
-    if (a == "phi3") {
-      t.matrix(p + "ffn_up.weight", 2 * int64_t{s.n_ff}, s.n_embd);
-    } else {
-      t.matrix(p + "ffn_gate.weight", s.n_ff, s.n_embd);
-      t.matrix(p + "ffn_up.weight", s.n_ff, s.n_embd);
-    }
-    t.matrix(p + "ffn_down.weight", s.n_embd, s.n_ff);
-    if (a == "gemma2") t.norm(p + "post_ffw_norm.weight", s.n_embd);
   }
   if (s.long_rope_original_context > 0) {
     writer.add_uint32(a + ".rope.scaling.original_context_length", s.long_rope_original_context);

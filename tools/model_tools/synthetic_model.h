@@ -15,8 +15,7 @@
 namespace baton {
 
 struct SyntheticShape {
-  // "llama"; "qwen2" (q/k/v biases); "phi3" (q/k/v fused into attn_qkv, gate and up into
-  // ffn_up); "gemma2" (post-norms, soft-capping and sliding-window keys at Gemma 2's values)
+  // A family's GGUF name (core/formats/family), whose tensors and metadata the file holds.
   std::string architecture = "llama";
   int32_t n_embd = 0;
   int32_t n_layer = 0;
@@ -34,8 +33,8 @@ struct SyntheticShape {
   int32_t long_rope_original_context = 0;
 };
 
-// The shapes `baton synth` knows by name, comma-separated for help texts and errors:
-// tinyllama-1.1b, llama-110m, qwen2-0.5b, phi3-mini, gemma2-2b.
+// The shapes `baton synth` knows by name (the families' shapes), comma-separated for help texts
+// and errors.
 std::string synthetic_shape_names();
 // Throws Error(kInvalidArgument) naming the known shapes for any other name.
 SyntheticShape synthetic_shape(std::string_view name);

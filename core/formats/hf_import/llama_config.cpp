@@ -7,15 +7,12 @@
 #include <string_view>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 #include "core/formats/gguf/byte_reader.h"
 #include "core/formats/hf_import/hf_json.h"
 
 namespace baton::hf {
 namespace {
-
-constexpr std::array<std::string_view, 5> kArchitectures = {
-    "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM",
-    "Gemma2ForCausalLM"};
 
 class ConfigReader {
  public:
@@ -48,11 +45,10 @@ class ConfigReader {
       invalid("\"architectures\" is not a list of model class names");
     }
     const std::string name = (*list)[0].get<std::string>();
-    if (std::find(kArchitectures.begin(), kArchitectures.end(), name) == kArchitectures.end()) {
+    if (!find_hf_model_family(name)) {
       throw Error(ErrorCategory::kUnsupported,
                   path_.filename().string() + ": architecture '" + gguf::printable(name) +
-                      "' is not supported (supported: LlamaForCausalLM, MistralForCausalLM, "
-                      "Qwen2ForCausalLM, Phi3ForCausalLM, Gemma2ForCausalLM)");
+                      "' is not supported (supported: " + hf_model_class_names() + ")");
     }
     return name;
   }
@@ -167,8 +163,9 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   const ConfigReader r(config_json);
   LlamaConfig c;
   c.architecture = r.architecture();
+  c.family = find_hf_model_family(c.architecture);
+  c.gguf_architecture = std::string(c.family->gguf_arch);
   if (c.architecture == "Qwen2ForCausalLM") {
-    c.gguf_architecture = "qwen2";
     // GGUF has no key for Qwen2's windowed layers (max_window_layers on), nor has llama.cpp.
     if (find_bool(r.json(), "use_sliding_window", r.path()).value_or(false)) {
       throw Error(ErrorCategory::kUnsupported,
@@ -206,8 +203,7 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
       windowed && window && *window > 0 && *window < c.context_length) {
     c.context_length = static_cast<int32_t>(*window);
   }
-  if (c.architecture == "Phi3ForCausalLM") {
-    c.gguf_architecture = "phi3";
+  if (c.family->long_rope) {
     c.long_rope = read_long_rope(r, c);
     // Phi-4-mini rotates only part of each head, which Baton's phi3 does not.
     const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
@@ -218,7 +214,6 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
     }
   }
   if (c.architecture == "Gemma2ForCausalLM") {
-    c.gguf_architecture = "gemma2";
     c.gemma2 = read_gemma2(r, c.head_dim);
     c.tie_word_embeddings = true;  // Gemma2Config's default
   }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/formats/family/model_family.h"
 #include "core/runtime/dtype.h"
 
 namespace baton::hf {
@@ -30,14 +31,9 @@ struct Gemma2Params {
 };
 
 struct LlamaConfig {
-  // "LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Phi3ForCausalLM" or
-  // "Gemma2ForCausalLM"
-  std::string architecture;
-  // GGUF's name for it: "qwen2" (biases on q, k and v; rotary pairs are each head's two halves,
-  // as in transformers), "llama" (no biases; rotary pairs adjacent), "phi3" (q, k, v fused into
-  // one attn_qkv and gate, up into one ffn_up, as the checkpoint has them; rotary pairs as in
-  // transformers) or "gemma2" (rotary pairs as in transformers, its own norms and metadata).
-  std::string gguf_architecture = "llama";
+  std::string architecture;                 // the model class, one of a family's hf_classes
+  const ModelFamily* family = nullptr;      // the family it converts to (core/formats/family)
+  std::string gguf_architecture = "llama";  // that family's GGUF name
   std::optional<Gemma2Params> gemma2;
   std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
   int32_t hidden_size = 0;

@@ -12,52 +12,40 @@ namespace {
 constexpr std::string_view kOutputSource = "lm_head.weight";
 
 std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
-  const int64_t embd = c.hidden_size, ff = c.intermediate_size, vocab = c.vocab_size;
-  const int64_t q = int64_t{c.n_head} * c.head_dim, kv = int64_t{c.n_head_kv} * c.head_dim;
-  const bool gemma2 = c.gemma2.has_value();
+  const ModelFamily& family = *c.family;
+  const int64_t embd = c.hidden_size, vocab = c.vocab_size;
+  const FamilySizes sizes{.embd = embd,
+                          .ff = c.intermediate_size,
+                          .q = int64_t{c.n_head} * c.head_dim,
+                          .kv = int64_t{c.n_head_kv} * c.head_dim};
   const auto norm = [&](const std::string& source, const std::string& name) {
-    return TensorMapping{.source = source, .name = name, .shape = {embd}, .add_one = gemma2};
+    return TensorMapping{
+        .source = source, .name = name, .shape = {embd}, .add_one = family.norm_plus_one};
   };
   std::vector<TensorMapping> t = {
       {"model.embed_tokens.weight", "token_embd.weight", {vocab, embd}}};
   for (int32_t i = 0; i < c.n_layer; ++i) {
     const std::string hf = "model.layers." + std::to_string(i) + ".";
     const std::string gg = "blk." + std::to_string(i) + ".";
-    t.push_back(norm(hf + "input_layernorm.weight", gg + "attn_norm.weight"));
-    // GGUF qwen2 keeps transformers' rotary layout; llama wants the rows interleaved.
-    const bool interleave = c.gguf_architecture == "llama";
-    const bool phi3 = c.gguf_architecture == "phi3";
-    if (phi3) {
-      // Kept fused: transformers' Phi3Attention slices qkv_proj's output as [q | k | v], as
-      // llama.cpp's phi3 slices attn_qkv's.
-      t.push_back({hf + "self_attn.qkv_proj.weight", gg + "attn_qkv.weight", {q + 2 * kv, embd}});
-    } else {
-      t.push_back({hf + "self_attn.q_proj.weight", gg + "attn_q.weight", {q, embd}, interleave});
-      t.push_back({hf + "self_attn.k_proj.weight", gg + "attn_k.weight", {kv, embd}, interleave});
-      t.push_back({hf + "self_attn.v_proj.weight", gg + "attn_v.weight", {kv, embd}});
+    for (const LayerTensor& tensor : family.layer) {
+      const std::string source = hf + std::string(tensor.hf), name = gg + std::string(tensor.gguf);
+      const int64_t rows = tensor.row_count(sizes);
+      switch (tensor.role) {
+        case TensorRole::kNorm:
+          t.push_back(norm(source, name));
+          break;
+        case TensorRole::kBias:
+          t.push_back({source, name, {rows}});
+          break;
+        case TensorRole::kMatrix:
+          // A fused weight stays fused: the GGUF family splits it as the checkpoint's does.
+          t.push_back({source,
+                       name,
+                       {rows, sizes.of(tensor.cols)},
+                       tensor.rotary && family.interleave_rotary});
+          break;
+      }
     }
-    if (c.gguf_architecture == "qwen2") {
-      t.push_back({hf + "self_attn.q_proj.bias", gg + "attn_q.bias", {q}});
-      t.push_back({hf + "self_attn.k_proj.bias", gg + "attn_k.bias", {kv}});
-      t.push_back({hf + "self_attn.v_proj.bias", gg + "attn_v.bias", {kv}});
-    }
-    t.push_back({hf + "self_attn.o_proj.weight", gg + "attn_output.weight", {embd, q}});
-    if (gemma2) {
-      // Gemma 2 norms after attention and around the feed-forward.
-      t.push_back(norm(hf + "post_attention_layernorm.weight", gg + "post_attention_norm.weight"));
-      t.push_back(norm(hf + "pre_feedforward_layernorm.weight", gg + "ffn_norm.weight"));
-      t.push_back(norm(hf + "post_feedforward_layernorm.weight", gg + "post_ffw_norm.weight"));
-    } else {
-      t.push_back(norm(hf + "post_attention_layernorm.weight", gg + "ffn_norm.weight"));
-    }
-    if (phi3) {
-      // [gate | up], as Phi3MLP and llama.cpp's phi3 both split it.
-      t.push_back({hf + "mlp.gate_up_proj.weight", gg + "ffn_up.weight", {2 * ff, embd}});
-    } else {
-      t.push_back({hf + "mlp.gate_proj.weight", gg + "ffn_gate.weight", {ff, embd}});
-      t.push_back({hf + "mlp.up_proj.weight", gg + "ffn_up.weight", {ff, embd}});
-    }
-    t.push_back({hf + "mlp.down_proj.weight", gg + "ffn_down.weight", {embd, ff}});
   }
   t.push_back(norm("model.norm.weight", "output_norm.weight"));
   t.push_back({std::string(kOutputSource), "output.weight", {vocab, embd}});

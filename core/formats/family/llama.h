@@ -1,0 +1,27 @@
+#pragma once
+
+// Llama 1-3, Mistral, TinyLlama: the family the others vary.
+
+#include "core/formats/family/model_family.h"
+#include "core/formats/family/standard_tensors.h"
+
+namespace baton::families {
+
+inline constexpr std::string_view kLlamaClasses[] = {"LlamaForCausalLM", "MistralForCausalLM"};
+
+inline constexpr LayerTensor kLlamaLayer[] = {kAttnNorm, kAttnQ,   kAttnK, kAttnV,  kAttnOutput,
+                                              kFfnNorm,  kFfnGate, kFfnUp, kFfnDown};
+
+inline constexpr FamilyShape kLlamaShapes[] = {
+    {"tinyllama-1.1b", 2048, 22, 32, 4, 0, 5632, 32000, 2048},
+    {"llama-110m", 768, 12, 12, 12, 0, 2048, 32000, 1024},
+};
+
+inline constexpr ModelFamily kLlama{.gguf_arch = "llama",
+                                    .summary = "the base the others vary",
+                                    .hf_classes = kLlamaClasses,
+                                    .layer = kLlamaLayer,
+                                    .interleave_rotary = true,
+                                    .shapes = kLlamaShapes};
+
+}  // namespace baton::families

@@ -1,0 +1,41 @@
+#pragma once
+
+// Phi-3: q, k and v fused into attn_qkv and gate and up into ffn_up, as both the checkpoint and
+// llama.cpp keep them; LongRoPE for the 128k-context models.
+
+#include "core/formats/family/model_family.h"
+#include "core/formats/family/standard_tensors.h"
+
+namespace baton::families {
+
+inline constexpr std::string_view kPhi3Classes[] = {"Phi3ForCausalLM"};
+
+// Transformers' Phi3Attention slices qkv_proj's output as [q | k | v] and Phi3MLP gate_up_proj's
+// as [gate | up], as llama.cpp's phi3 does.
+inline constexpr FusedPart kPhi3Qkv[] = {
+    {"q", FamilyDim::kQ}, {"k", FamilyDim::kKv}, {"v", FamilyDim::kKv}};
+inline constexpr FusedPart kPhi3GateUp[] = {{"ffn_gate", FamilyDim::kFf},
+                                            {"ffn_up", FamilyDim::kFf}};
+
+inline constexpr LayerTensor kPhi3QkvTensor{"attn_qkv.weight",   "self_attn.qkv_proj.weight",
+                                            TensorRole::kMatrix, FamilyDim::kQ,
+                                            FamilyDim::kEmbd,    kPhi3Qkv};
+inline constexpr LayerTensor kPhi3GateUpTensor{"ffn_up.weight",     "mlp.gate_up_proj.weight",
+                                               TensorRole::kMatrix, FamilyDim::kFf,
+                                               FamilyDim::kEmbd,    kPhi3GateUp};
+
+inline constexpr LayerTensor kPhi3Layer[] = {kAttnNorm, kPhi3QkvTensor,    kAttnOutput,
+                                             kFfnNorm,  kPhi3GateUpTensor, kFfnDown};
+
+inline constexpr FamilyShape kPhi3Shapes[] = {
+    {"phi3-mini", 3072, 32, 32, 32, 0, 8192, 32064, 4096},
+};
+
+inline constexpr ModelFamily kPhi3{.gguf_arch = "phi3",
+                                   .summary = "fused attn_qkv and gate/up, LongRoPE",
+                                   .hf_classes = kPhi3Classes,
+                                   .layer = kPhi3Layer,
+                                   .long_rope = true,
+                                   .shapes = kPhi3Shapes};
+
+}  // namespace baton::families
