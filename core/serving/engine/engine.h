@@ -16,12 +16,12 @@
 #include "core/formats/tokenizer/tokenizer.h"
 #include "core/runtime/backend.h"
 #include "core/serving/engine/block_manager.h"
-#include "core/serving/engine/grammar_cache.h"
+#include "core/serving/engine/grammar_service.h"
 #include "core/serving/engine/length_head.h"
-#include "core/serving/engine/length_predictor.h"
-#include "core/serving/engine/lora_residency.h"
-#include "core/serving/engine/mask_preparer.h"
+#include "core/serving/engine/length_service.h"
+#include "core/serving/engine/lora_admission.h"
 #include "core/serving/engine/replica_group.h"
+#include "core/serving/engine/request_checks.h"
 #include "core/serving/engine/scheduler.h"
 #include "core/serving/engine/step_runner.h"
 #include "core/serving/kv_cache/paged_kv_cache.h"
@@ -71,10 +71,6 @@ struct SequenceUpdate {
   int32_t cached_prompt_tokens = 0;
 };
 
-// How many completions the engine reports for a request (sample indices or ranks 0..count-1):
-// best_of samples, of which the caller keeps the n best, or the n best beams.
-int32_t reported_completions(const GenerationParams& params);
-
 // Continuous batching over the paged KV cache: requests join and leave between steps, and every
 // step runs one token-flattened forward pass over all scheduled sequences.
 class Engine {
@@ -98,7 +94,7 @@ class Engine {
   // Ends one sample of a request (a stop string matched it); the others go on. Beams are not
   // independent, so for beam search this ends the whole request.
   void abort_sample(uint64_t id, int32_t sample);
-  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty() || !parked_.empty(); }
+  bool has_work() const { return !scheduler_.empty() || !in_flight_.empty() || lora_.has_parked(); }
   bool has_request(uint64_t id) const {
     return requests_.contains(id) && !deferred_aborts_.contains(id);
   }
@@ -132,46 +128,21 @@ class Engine {
     int32_t cached_prompt_tokens = 0;
     LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none
     LoraResidency::Pin lora_pin;  // its slot, once it has one
-    LengthFeatures length_features;
-    // What scheduling uses: the online predictor's until the length head replaces it after
-    // prefill. The online one is kept apart: it is what orders the waiting queue and sets
-    // reservation at admission, so it alone decides whether predictions are trusted.
-    double predicted_output = 0;
-    double arrival_prediction = 0;
-    bool head_predicted = false;
-    bool cold_prediction = false;  // made before anything alike was learned (confidence 0)
+    PredictedLength length;
   };
-  // Predicted against actual lengths, with its error and tau kept current: tau costs
-  // O(window²), so it is computed every kTrustEvery completions once the window is full.
-  struct ScoredPredictions {
-    PredictionLog log;
-    double tau = 0, error = 0;
-    void add(double predicted, int32_t generated);
-  };
-  // A completion ended after `generated` tokens: the predictor learns it and the log scores
-  // the prediction, which decides whether the scheduler keeps trusting predictions.
+  // A completion ended after `generated` tokens: the predictions learn it, and the scheduler
+  // trusts them or not as they judge.
   void learn_length(const Request& request, int32_t generated);
   void refresh_cold_predictions();
-  // The length head's prediction from the logits after the prompt, before any sample is forked.
-  void predict_after_prefill(Request& request, Sequence& s, std::span<const float> logits);
   // Gives a request its adapter's slot (true), or false when no slot is free yet or the weights
   // are still being read. `arriving`: the request asks for the first time (not parked).
   bool pin_adapter(Request& request, Sequence& first, bool arriving);
-  // The request's grammar compiled for this vocabulary; null without one. Throws
-  // Error(kInvalidArgument) naming a grammar error.
-  std::unique_ptr<GrammarConstraint> grammar_constraint(const GenerationParams& params);
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();
-  // With nothing to compute but parked requests, waits a little for an adapter being read
-  // rather than have the caller spin.
-  void wait_for_parked() const;
   Sequence& fork(Request& request, Sequence& parent, int32_t sample);
   void remove_sequence(Request& request, Sequence* sequence);
   void drop(uint64_t id);
-  // An end-of-generation token (unless ignore_eos) or one of the request's stop_token_ids.
-  bool is_stop_token(const Request& request, int32_t token) const;
-  std::optional<FinishReason> ends_after(const Request& request, const Sequence& s) const;
   void sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
   void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
@@ -200,15 +171,9 @@ class Engine {
   // The stages of step(), in order.
   void fill_pipeline();
   size_t pipeline_depth() const;
-  StepInput build_batch(const StepPlan& plan) const;
   // Applies the plan's copy-on-write block copies and starts the batch, with the grammar masks
   // its logits will need computed beside it; counts the step.
   void launch(const StepPlan& plan, const StepInput& batch);
-  // Grammar work done on the engine's thread.
-  void count_grammar_seconds(double seconds) {
-    counters_.grammar_seconds += seconds;
-    counters_.grammar_engine_seconds += seconds;
-  }
   std::vector<SequenceUpdate> collect_oldest();
   // Advances each scheduled sequence past its chunk and caches the blocks it filled.
   RequestStarts record_progress(const StepPlan& plan);
@@ -224,17 +189,14 @@ class Engine {
 
   const Model& model_;
   const Tokenizer& tokenizer_;
-  std::shared_ptr<const TokenPieces> token_pieces_;  // built at the first grammar
-  GrammarCache grammars_;
   std::vector<char> beam_mask_;  // reused by beam_candidates
   EngineConfig config_;
   PagedKvCache cache_;
   StepRunner runner_;
   BlockManager blocks_;
   Scheduler scheduler_;
-  std::unique_ptr<LoraResidency> lora_;  // before requests_, whose pins it outlives
+  LoraAdmission lora_;  // before requests_, whose pins it outlives
   std::map<uint64_t, std::unique_ptr<Request>> requests_;
-  std::deque<uint64_t> parked_;  // requests waiting for their adapter's slot, oldest first
   std::vector<SequenceUpdate> failed_admissions_;
   std::deque<InFlight> in_flight_;  // oldest first
   StepLimits limits_;               // busy: the requests of in_flight_'s plans
@@ -242,11 +204,9 @@ class Engine {
   std::vector<std::pair<uint64_t, int32_t>> deferred_sample_aborts_;
   uint64_t next_id_ = 1;
   EngineStats counters_;  // what steps count as they go; stats() adds the rest
-  OnlineLengthPredictor predictor_;
-  ScoredPredictions arrival_predictions_;  // the online predictor's (or the client's hint)
-  ScoredPredictions head_predictions_;     // the length head's, when one is served
-  bool learned_since_prediction_ = false;
-  MaskPreparer masks_;  // last: its thread ends before the sequences it may read
+  LengthPredictionService lengths_;
+  // Last: its mask thread ends before the sequences whose grammars it may read.
+  GrammarService grammar_;
 };
 
 }  // namespace baton

@@ -8,6 +8,7 @@
 #include "baton/error.h"
 #include "core/serving/engine/beam_search.h"
 #include "core/serving/engine/engine.h"
+#include "core/serving/engine/stop_check.h"
 #include "core/serving/sampling/logprobs.h"
 
 namespace baton {
@@ -26,11 +27,7 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
     top.push_back(std::move(request.beam_candidates.at(beam.get())));
   }
   request.beam_candidates.clear();
-  const auto end_token = [&](int32_t token) {
-    return (!params.ignore_eos && tokenizer_.is_end_of_generation(token)) ||
-           std::find(params.stop_token_ids.begin(), params.stop_token_ids.end(), token) !=
-               params.stop_token_ids.end();
-  };
+  const auto end_token = [&](int32_t token) { return is_stop_token(params, tokenizer_, token); };
   const auto ends = [&](size_t parent, int32_t token) {
     const Sampler& sampler = *request.sequences[parent]->sampler;
     return end_token(token) || (sampler.has_grammar() && sampler.grammar_ends_after(token));
@@ -66,7 +63,7 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
     if (children[i]->sampler->has_grammar()) {
       const double before = children[i]->sampler->grammar_seconds();
       children[i]->sampler->accept_grammar(selection.live[i].token);
-      count_grammar_seconds(children[i]->sampler->grammar_seconds() - before);
+      grammar_.count_engine_seconds(children[i]->sampler->grammar_seconds() - before);
     }
     children[i]->tokens.push_back(selection.live[i].token);
     children[i]->cumulative_logprob = selection.live[i].cumulative_logprob;
@@ -78,8 +75,9 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
   }
   for (Sequence* beam : ended) remove_sequence(request, beam);
 
-  const bool at_length = !request.sequences.empty() &&
-                         ends_after(request, *request.sequences.front()) == FinishReason::kLength;
+  const bool at_length =
+      !request.sequences.empty() && finish_after(params, tokenizer_, *request.sequences.front(),
+                                                 config_.context_size) == FinishReason::kLength;
   if (at_length) {
     for (const auto& beam : request.sequences) {
       std::vector<int32_t> tokens = generated(*beam);
@@ -101,7 +99,7 @@ std::vector<TokenLogprob> Engine::beam_candidates(Sequence& s, std::span<const f
   // Under a grammar a beam ranks the tokens it allows, by their share among those.
   const double before = s.sampler->grammar_seconds();
   s.sampler->grammar_mask(beam_mask_);
-  count_grammar_seconds(s.sampler->grammar_seconds() - before);
+  grammar_.count_engine_seconds(s.sampler->grammar_seconds() - before);
   std::vector<float> masked(logits.begin(), logits.end());
   for (size_t id = 0; id < masked.size(); ++id) {
     if (id >= beam_mask_.size() || !beam_mask_[id]) {

@@ -1,0 +1,143 @@
+// Applying a collected step to its requests: the sequences advance past their chunks, each
+// logit row is sampled (or advances a beam search, engine_beams.cpp), and finished, failed and
+// rejected requests end.
+
+#include <algorithm>
+#include <map>
+#include <string>
+
+#include "baton/error.h"
+#include "core/serving/engine/engine.h"
+#include "core/serving/engine/request_checks.h"
+#include "core/serving/engine/stop_check.h"
+#include "core/serving/sampling/logprobs.h"
+
+namespace baton {
+
+void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+                           std::vector<SequenceUpdate>& updates) {
+  std::vector<Sequence*> group = {&s};
+  if (!request.forked) {
+    // The length head's prediction from the logits after the prompt, before any fork.
+    if (lengths_.predict_after_prefill(request.length, logits, request.lora != nullptr)) {
+      s.predicted_output = request.length.predicted_output;
+    }
+    // The prompt is computed once; the other samples start from its blocks and its logits.
+    request.forked = true;
+    for (int32_t i = 1; i < reported_completions(request.params); ++i) {
+      group.push_back(&fork(request, s, i));
+    }
+  }
+  const LogSoftmax logprob(logits);
+  for (Sequence* sequence : group) {
+    const double grammar_before = sequence->sampler->grammar_seconds();
+    const int32_t token = sequence->sampler->sample(logits, sequence->tokens,
+                                                    static_cast<size_t>(sequence->prompt_length));
+    grammar_.count_engine_seconds(sequence->sampler->grammar_seconds() - grammar_before);
+    sequence->tokens.push_back(token);
+    sequence->cumulative_logprob += logprob(token);
+    ++counters_.generated_tokens;
+    SequenceUpdate update{.id = sequence->id,
+                          .sample = sequence->sample,
+                          .new_tokens = {token},
+                          .cumulative_logprob = sequence->cumulative_logprob};
+    if (request.params.logprobs > 0) {
+      update.logprobs.push_back(
+          {.chosen = {token, logprob(token)}, .top = logprob.top(request.params.logprobs)});
+    }
+    if (const std::optional<FinishReason> reason =
+            finish_after(request.params, tokenizer_, *sequence, config_.context_size)) {
+      update.finished = true;
+      update.finish_reason = *reason;
+      update.last_token_is_text =
+          *reason == FinishReason::kStop && !is_stop_token(request.params, tokenizer_, token);
+      learn_length(request, sequence->generated());
+      remove_sequence(request, sequence);
+    }
+    updates.push_back(std::move(update));
+  }
+}
+
+// Before the logits are handled: that may fork or end sequences of the same request.
+Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
+  for (const Sequence* preempted : plan.preempted) {
+    // A recomputed beam reports its candidates again when its logits come back.
+    requests_.at(preempted->id)->beam_candidates.erase(preempted);
+  }
+  RequestStarts starts;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Sequence& s = *chunk.sequence;
+    Request& request = *requests_.at(s.id);
+    if (request.first_scheduled == std::chrono::steady_clock::time_point{}) {
+      request.first_scheduled = std::chrono::steady_clock::now();
+      request.cached_prompt_tokens = s.cached_prompt_tokens;
+    }
+    starts.emplace(s.id, RequestStart{request.first_scheduled, request.cached_prompt_tokens});
+    s.computed += chunk.count;
+    blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
+  }
+  return starts;
+}
+
+std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
+                                                   std::span<const float> logits) {
+  // The logit rows, in the order of the chunks that asked for them.
+  std::vector<Sequence*> with_logits;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    if (chunk.needs_logits) with_logits.push_back(chunk.sequence);
+  }
+  std::vector<SequenceUpdate> updates;
+  // Requests whose grammar failed in this step, dropped after it: siblings may follow.
+  std::map<uint64_t, std::string> grammar_failures;
+  const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
+  for (size_t row = 0; row < with_logits.size(); ++row) {
+    Sequence& s = *with_logits[row];
+    const uint64_t id = s.id;
+    if (grammar_failures.contains(id)) continue;
+    Request& request = *requests_.at(id);
+    if (request.params.max_tokens == 0) {
+      for (int32_t i = 0; i < reported_completions(request.params); ++i) {
+        updates.push_back({.id = id, .sample = i, .finished = true});
+      }
+      drop(id);
+      continue;
+    }
+    const std::span<const float> row_logits = logits.subspan(n_vocab * row, n_vocab);
+    try {
+      if (request.params.use_beam_search) {
+        advance_beams(request, s, row_logits, updates);
+      } else {
+        sample_tokens(request, s, row_logits, updates);
+      }
+    } catch (const Error& e) {
+      // The request's own grammar (one that allows no token here, or grew past its bounds)
+      // ends that request alone.
+      if (e.category() != ErrorCategory::kInvalidArgument) throw;
+      grammar_failures.emplace(id, e.what());
+      continue;
+    }
+    if (request.sequences.empty()) requests_.erase(id);
+  }
+  for (const auto& [id, reason] : grammar_failures) {
+    updates.push_back({.id = id, .finished = true, .error = reason});
+    drop(id);
+  }
+  // After the logits: a rejected prompt may have siblings in this step's chunks.
+  for (const auto& [sequence, reason] : plan.rejected) {
+    updates.push_back({.id = sequence->id, .finished = true, .error = reason});
+    drop(sequence->id);
+  }
+  return updates;
+}
+
+void Engine::add_request_metrics(const RequestStarts& starts,
+                                 std::vector<SequenceUpdate>& updates) {
+  for (SequenceUpdate& update : updates) {
+    if (const auto it = starts.find(update.id); it != starts.end()) {
+      update.first_scheduled = it->second.first_scheduled;
+      update.cached_prompt_tokens = it->second.cached_prompt_tokens;
+    }
+  }
+}
+
+}  // namespace baton
