@@ -65,7 +65,7 @@ class Simulation {
       const SimulatedRequest& r = workload_[next_];
       Live live{.index = next_, .sequence = std::make_unique<Sequence>()};
       Sequence& s = *live.sequence;
-      s.id = s.arrival = next_ + 1;
+      s.id = s.seq = s.arrival = next_ + 1;
       s.tokens = r.prompt;
       s.prompt_length = static_cast<int32_t>(r.prompt.size());
       s.max_output = r.output_tokens;
@@ -84,13 +84,12 @@ class Simulation {
     const StepPlan plan = scheduler_.schedule();
     if (!plan.rejected.empty()) {
       throw Error(ErrorCategory::kInvalidArgument,
-                  "schedule simulation: a request was rejected: " + plan.rejected.front().second);
+                  "schedule simulation: a request was rejected: " + plan.rejected.front().reason);
     }
+    scheduler_.update_from_output(plan);
     int32_t prompt_tokens = 0;
     for (const ScheduledChunk& c : plan.chunks) {
-      Sequence& s = *c.sequence;
-      s.computed += c.count;
-      blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
+      Sequence& s = *scheduler_.sequence(c.seq);
       if (c.needs_logits) s.tokens.push_back(0);
       // Anything but the decode of the last sampled token is prompt work: prefill, recompute.
       if (c.count > 1 || c.first < s.prompt_length) prompt_tokens += c.count;

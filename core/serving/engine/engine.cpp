@@ -76,6 +76,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   }
   auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
+  s->seq = next_seq_++;
   s->arrival = s->id;
   s->priority = priority;
   s->prompt_length = static_cast<int32_t>(prompt.size());
@@ -136,6 +137,7 @@ void Engine::remove_lora(const std::string& name) {
 Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   auto child = std::make_unique<Sequence>();
   child->id = parent.id;
+  child->seq = next_seq_++;
   child->sample = sample;
   child->priority = parent.priority;
   child->arrival = parent.arrival;
@@ -235,14 +237,6 @@ void Engine::abandon_in_flight() {
   apply_deferred_aborts(none);
 }
 
-std::set<uint64_t> Engine::plan_requests(const StepPlan& plan) {
-  std::set<uint64_t> ids;
-  for (const ScheduledChunk& chunk : plan.chunks) ids.insert(chunk.sequence->id);
-  for (const Sequence* s : plan.preempted) ids.insert(s->id);
-  for (const auto& [s, reason] : plan.rejected) ids.insert(s->id);
-  return ids;
-}
-
 size_t Engine::pipeline_depth() const {
   if (runner_.depth() == 1) return 1;
   return static_cast<size_t>(config_.options.parallel.pp_micro_batches > 0
@@ -261,11 +255,11 @@ void Engine::fill_pipeline() {
     limits_.max_tokens =
         std::max<int32_t>(1, config_.options.max_batch_tokens / static_cast<int32_t>(depth));
     StepPlan plan = scheduler_.schedule(limits_);
-    if (plan.chunks.empty() && plan.preempted.empty() && plan.rejected.empty()) return;
-    const StepInput batch =
-        build_step_input(plan, config_.options.kv_block_size, config_.context_size, lora_.slots());
+    if (plan.empty()) return;
+    const StepInput batch = build_step_input(plan, scheduler_, config_.options.kv_block_size,
+                                             config_.context_size, lora_.slots());
     launch(plan, batch);
-    for (uint64_t id : plan_requests(plan)) limits_.busy.insert(id);
+    for (uint64_t id : plan.requests()) limits_.busy.insert(id);
     in_flight_.push_back({.plan = std::move(plan), .launched = !batch.tokens.empty()});
   }
 }
@@ -274,7 +268,7 @@ std::vector<SequenceUpdate> Engine::collect_oldest() {
   InFlight step = std::move(in_flight_.front());
   in_flight_.pop_front();
   const std::vector<float> logits = step.launched ? runner_.collect() : std::vector<float>();
-  for (uint64_t id : plan_requests(step.plan)) limits_.busy.erase(id);
+  for (uint64_t id : step.plan.requests()) limits_.busy.erase(id);
   const RequestStarts starts = record_progress(step.plan);
   std::vector<SequenceUpdate> updates = consume_logits(step.plan, logits);
   apply_deferred_aborts(updates);
@@ -286,7 +280,11 @@ void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   // A step whose chunks all stop short of their prompt's end needs no logits, but it must still
   // run: its tokens' K/V are what the next chunk attends to.
   if (!batch.tokens.empty()) {
-    grammar_.beside(plan, [&] { runner_.launch(plan.block_copies, batch); });
+    std::vector<Sampler*> sampling;
+    for (const ScheduledChunk& chunk : plan.chunks) {
+      if (chunk.needs_logits) sampling.push_back(scheduler_.sequence(chunk.seq)->sampler.get());
+    }
+    grammar_.beside(sampling, [&] { runner_.launch(plan.block_copies, batch); });
   }
   if (!plan.chunks.empty()) ++counters_.steps;
   counters_.computed_tokens += static_cast<int64_t>(batch.tokens.size());

@@ -83,7 +83,7 @@ class Engine {
   // others, until the adapter has a slot. Throws Error(kInvalidArgument) for an unknown adapter.
   uint64_t add(std::vector<int32_t> prompt, const GenerationParams& params, int32_t priority = 0);
   // Serves `adapter` under its name from now on. Throws Error(kInvalidArgument) when the engine
-  // has no LoRA slots (EngineConfig::max_loras), the name is taken, or the adapter's rank is
+  // has no LoRA slots (EngineConfig::lora_slots), the name is taken, or the adapter's rank is
   // above max_lora_rank.
   void add_lora(std::shared_ptr<const LoraAdapter> adapter);
   // Stops serving an adapter to new requests; those already using it finish with it.
@@ -99,7 +99,7 @@ class Engine {
     return requests_.contains(id) && !deferred_aborts_.contains(id);
   }
   // Runs a step and returns what it produced. With pipeline stages, it first launches
-  // micro-batches until EngineConfig::micro_batches (by default one per stage) are in flight,
+  // micro-batches until LLMOptions::parallel.pp_micro_batches (by default one per stage) are in flight,
   // each taking the sequences no step in flight holds within an even share of the token
   // budget, then collects the oldest.
   std::vector<SequenceUpdate> step();
@@ -165,9 +165,6 @@ class Engine {
     StepPlan plan;
     bool launched = false;  // a plan without chunks (only preemptions, rejections) runs nothing
   };
-  // Every request a plan refers to (chunks, preemptions, rejections): busy until it is
-  // collected, so that none of its sequences is freed while the plan points at it.
-  static std::set<uint64_t> plan_requests(const StepPlan& plan);
   // The stages of step(), in order.
   void fill_pipeline();
   size_t pipeline_depth() const;
@@ -175,7 +172,7 @@ class Engine {
   // its logits will need computed beside it; counts the step.
   void launch(const StepPlan& plan, const StepInput& batch);
   std::vector<SequenceUpdate> collect_oldest();
-  // Advances each scheduled sequence past its chunk and caches the blocks it filled.
+  // Notes when requests were first scheduled, and has the scheduler apply the step's progress.
   RequestStarts record_progress(const StepPlan& plan);
   // Samples or advances beams from each logit row, and ends finished and rejected requests.
   std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits);
@@ -203,6 +200,7 @@ class Engine {
   std::set<uint64_t> deferred_aborts_;
   std::vector<std::pair<uint64_t, int32_t>> deferred_sample_aborts_;
   uint64_t next_id_ = 1;
+  SeqId next_seq_ = 1;
   EngineStats counters_;  // what steps count as they go; stats() adds the rest
   LengthPredictionService lengths_;
   // Last: its mask thread ends before the sequences whose grammars it may read.

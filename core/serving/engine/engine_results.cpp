@@ -60,22 +60,21 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 
 // Before the logits are handled: that may fork or end sequences of the same request.
 Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
-  for (const Sequence* preempted : plan.preempted) {
+  for (const SequenceRef& preempted : plan.preempted) {
     // A recomputed beam reports its candidates again when its logits come back.
-    requests_.at(preempted->id)->beam_candidates.erase(preempted);
+    requests_.at(preempted.request)->beam_candidates.erase(scheduler_.sequence(preempted.seq));
   }
   RequestStarts starts;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    Sequence& s = *chunk.sequence;
-    Request& request = *requests_.at(s.id);
+    Request& request = *requests_.at(chunk.request);
     if (request.first_scheduled == std::chrono::steady_clock::time_point{}) {
       request.first_scheduled = std::chrono::steady_clock::now();
-      request.cached_prompt_tokens = s.cached_prompt_tokens;
+      request.cached_prompt_tokens = scheduler_.sequence(chunk.seq)->cached_prompt_tokens;
     }
-    starts.emplace(s.id, RequestStart{request.first_scheduled, request.cached_prompt_tokens});
-    s.computed += chunk.count;
-    blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
+    starts.emplace(chunk.request,
+                   RequestStart{request.first_scheduled, request.cached_prompt_tokens});
   }
+  scheduler_.update_from_output(plan);
   return starts;
 }
 
@@ -84,7 +83,7 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
   // The logit rows, in the order of the chunks that asked for them.
   std::vector<Sequence*> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    if (chunk.needs_logits) with_logits.push_back(chunk.sequence);
+    if (chunk.needs_logits) with_logits.push_back(scheduler_.sequence(chunk.seq));
   }
   std::vector<SequenceUpdate> updates;
   // Requests whose grammar failed in this step, dropped after it: siblings may follow.
@@ -123,9 +122,9 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
     drop(id);
   }
   // After the logits: a rejected prompt may have siblings in this step's chunks.
-  for (const auto& [sequence, reason] : plan.rejected) {
-    updates.push_back({.id = sequence->id, .finished = true, .error = reason});
-    drop(sequence->id);
+  for (const Rejection& rejected : plan.rejected) {
+    updates.push_back({.id = rejected.request, .finished = true, .error = rejected.reason});
+    drop(rejected.request);
   }
   return updates;
 }

@@ -19,13 +19,11 @@ std::unique_ptr<GrammarConstraint> GrammarService::compile(const GenerationParam
   return constraint;
 }
 
-void GrammarService::beside(const StepPlan& plan, const std::function<void()>& step) {
+void GrammarService::beside(const std::vector<Sampler*>& sampling,
+                            const std::function<void()>& step) {
   std::vector<Sampler*> constrained;
-  for (const ScheduledChunk& chunk : plan.chunks) {
-    Sampler* sampler = chunk.sequence->sampler.get();
-    if (beside_step_ && chunk.needs_logits && sampler->has_grammar()) {
-      constrained.push_back(sampler);
-    }
+  for (Sampler* sampler : sampling) {
+    if (beside_step_ && sampler->has_grammar()) constrained.push_back(sampler);
   }
   MaskPreparer::Step masks = masks_.start(std::move(constrained));
   step();

@@ -2,14 +2,15 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "baton/engine_stats.h"
 #include "baton/generation.h"
 #include "core/formats/tokenizer/tokenizer.h"
 #include "core/serving/engine/grammar_cache.h"
 #include "core/serving/engine/mask_preparer.h"
-#include "core/serving/engine/scheduler.h"
 #include "core/serving/sampling/grammar_constraint.h"
+#include "core/serving/sampling/sampler.h"
 
 namespace baton {
 
@@ -24,9 +25,9 @@ class GrammarService {
   // The request's grammar; null without one. Throws Error(kInvalidArgument) naming a grammar
   // error, or a grammar that matches only the empty text when ignore_eos leaves no way to end.
   std::unique_ptr<GrammarConstraint> compile(const GenerationParams& params);
-  // Runs `step` with the masks of the plan's chunks that need logits computed beside it, when
-  // masks go beside the step; until it returns no grammar of those chunks is touched.
-  void beside(const StepPlan& plan, const std::function<void()>& step);
+  // Runs `step` with the masks of the samplers that will sample its logits computed beside it,
+  // when masks go beside the step; until it returns none of their grammars is touched.
+  void beside(const std::vector<Sampler*>& sampling, const std::function<void()>& step);
   // Grammar work the engine's own thread did.
   void count_engine_seconds(double seconds) {
     seconds_ += seconds;

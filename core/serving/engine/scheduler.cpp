@@ -43,12 +43,22 @@ Scheduler::Scheduler(const LLMOptions& options, BlockManager& blocks, int32_t co
   }
 }
 
+std::set<uint64_t> StepPlan::requests() const {
+  std::set<uint64_t> ids;
+  for (const ScheduledChunk& chunk : chunks) ids.insert(chunk.request);
+  for (const SequenceRef& s : preempted) ids.insert(s.request);
+  for (const Rejection& r : rejected) ids.insert(r.request);
+  return ids;
+}
+
 void Scheduler::add(Sequence* sequence) {
   if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
+  by_seq_[sequence->seq] = sequence;
   insert_waiting(sequence);
 }
 
 void Scheduler::fork(const Sequence& parent, Sequence* child) {
+  by_seq_[child->seq] = child;
   if (parent.status == SequenceStatus::kRunning) {
     child->status = SequenceStatus::kRunning;
     running_.push_back(child);
@@ -62,6 +72,7 @@ void Scheduler::fork(const Sequence& parent, Sequence* child) {
 }
 
 void Scheduler::remove(Sequence* sequence) {
+  by_seq_.erase(sequence->seq);
   std::erase(running_, sequence);
   std::erase(waiting_, sequence);
   blocks_.release(sequence->blocks);
@@ -74,7 +85,7 @@ void Scheduler::drop_kv(Sequence* sequence, StepPlan& plan) {
   sequence->computed = 0;
   sequence->prefix_looked_up = false;
   sequence->suspended = false;
-  plan.preempted.push_back(sequence);
+  plan.preempted.push_back({sequence->seq, sequence->id});
   ++preemptions_;
 }
 
@@ -111,7 +122,7 @@ bool Scheduler::schedule_running(Sequence* sequence, const StepLimits& limits, i
     if (victim == sequence) return false;
   }
   plan.chunks.push_back(
-      {sequence, sequence->computed, count,
+      {sequence->seq, sequence->id, sequence->computed, count,
        sequence->computed + count == static_cast<int32_t>(sequence->tokens.size())});
   budget -= count;
   return true;
@@ -121,7 +132,7 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
   for (size_t next = 0; next < waiting_.size() && budget > 0 &&
                         running_.size() < static_cast<size_t>(options_.max_seqs);) {
     Sequence* sequence = waiting_[next];
-    if (limits.busy_request(sequence)) {
+    if (busy(limits, sequence)) {
       ++next;
       continue;
     }
@@ -129,10 +140,11 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
     const int32_t length = static_cast<int32_t>(sequence->tokens.size());
     if (length >= context_size_ || blocks_.blocks_for(length + 1) > blocks_.total_blocks()) {
       waiting_.erase(at);
-      plan.rejected.emplace_back(
-          sequence, "the prompt has " + std::to_string(length) + " tokens; the context holds " +
-                        std::to_string(std::min(context_size_,
-                                                blocks_.total_blocks() * blocks_.block_size())));
+      plan.rejected.push_back(
+          {sequence->seq, sequence->id,
+           "the prompt has " + std::to_string(length) + " tokens; the context holds " +
+               std::to_string(
+                   std::min(context_size_, blocks_.total_blocks() * blocks_.block_size()))});
       continue;
     }
     if (!sequence->prefix_looked_up) {
@@ -171,9 +183,22 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
     sequence->preempted_computed = 0;
     sequence->status = SequenceStatus::kRunning;
     running_.push_back(sequence);
-    plan.chunks.push_back(
-        {sequence, sequence->computed, count, sequence->computed + count == length});
+    plan.chunks.push_back({sequence->seq, sequence->id, sequence->computed, count,
+                           sequence->computed + count == length});
     budget -= count;
+  }
+}
+
+Sequence* Scheduler::sequence(SeqId seq) const {
+  const auto it = by_seq_.find(seq);
+  return it == by_seq_.end() ? nullptr : it->second;
+}
+
+void Scheduler::update_from_output(const StepPlan& plan) {
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    Sequence& s = *by_seq_.at(chunk.seq);
+    s.computed += chunk.count;
+    blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
   }
 }
 
@@ -186,7 +211,7 @@ StepPlan Scheduler::schedule(const StepLimits& limits) {
   const std::vector<Sequence*> running = running_;
   for (Sequence* sequence : running) {
     // Preempted this step, or in a step in flight.
-    if (sequence->status != SequenceStatus::kRunning || limits.busy_request(sequence)) continue;
+    if (sequence->status != SequenceStatus::kRunning || busy(limits, sequence)) continue;
     schedule_running(sequence, limits, budget, plan);
   }
   // Admitting new work right after a preemption would only evict it again.

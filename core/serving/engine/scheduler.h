@@ -5,12 +5,14 @@
 #include <limits>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "baton/llm_options.h"
 #include "core/serving/engine/block_manager.h"
 #include "core/serving/engine/sequence.h"
+#include "core/serving/engine/step_plan.h"
 
 namespace baton {
 
@@ -20,33 +22,6 @@ namespace baton {
 // aging decode steps, and sjf_max_wait_s is the hard bound that keeps it from starving.
 // sjf_overtake suspends a running request for a much shorter waiting one, which resumes without
 // recomputing because its KV is kept.
-
-// One step's work for one sequence: tokens [first, first + count) of its token list.
-struct ScheduledChunk {
-  Sequence* sequence;
-  int32_t first;
-  int32_t count;
-  bool needs_logits;  // the chunk reaches the sequence's last token: sample after it
-};
-
-// What the scheduler decided for a step: a plain record the executor runs.
-struct StepPlan {
-  std::vector<ScheduledChunk> chunks;
-  std::vector<std::pair<int32_t, int32_t>> block_copies;    // copy-on-write (source, destination)
-  std::vector<Sequence*> preempted;                         // lost their blocks; will recompute
-  std::vector<Sequence*> suspended;                         // back to waiting, their KV kept
-  std::vector<std::pair<Sequence*, std::string>> rejected;  // can never fit; with the reason
-};
-
-// With micro-batches in flight (pipeline parallelism), what one step may not take: the requests
-// with a sequence in a step not yet collected, and more than `max_tokens` tokens (within the
-// scheduler's own budget).
-struct StepLimits {
-  std::set<uint64_t> busy;
-  int32_t max_tokens = std::numeric_limits<int32_t>::max();
-
-  bool busy_request(const Sequence* s) const { return busy.contains(s->id); }
-};
 
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
 // ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
@@ -73,6 +48,11 @@ class Scheduler {
   void remove(Sequence* sequence);
   // A busy request's sequences are neither scheduled nor preempted.
   StepPlan schedule(const StepLimits& limits = {});
+  // A step of `plan` ran: each scheduled sequence advances past its chunk, and the blocks it
+  // filled join the prefix cache. Before the step's logits are used, which may fork or end them.
+  void update_from_output(const StepPlan& plan);
+  // The sequence a plan names; null once it is removed.
+  Sequence* sequence(SeqId seq) const;
 
   bool empty() const { return running_.empty() && waiting_.empty(); }
   size_t running_count() const { return running_.size(); }
@@ -126,8 +106,14 @@ class Scheduler {
   int32_t blocks_lacking(const Sequence& sequence, int32_t tokens) const;
   int32_t reservation_left(const Sequence& sequence) const;
 
+  // A busy request's sequences are neither scheduled nor preempted.
+  static bool busy(const StepLimits& limits, const Sequence* s) {
+    return limits.busy.contains(s->id);
+  }
+
   LLMOptions options_;
   BlockManager& blocks_;
+  std::unordered_map<SeqId, Sequence*> by_seq_;
   int32_t context_size_;
   Clock clock_;
   std::vector<Sequence*> running_;  // admission order

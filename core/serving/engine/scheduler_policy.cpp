@@ -87,7 +87,7 @@ Sequence* Scheduler::choose_victim(Sequence* needing, const StepLimits& limits) 
   for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
     Sequence* s = *it;
     if (s == needing) break;
-    if (s->status != SequenceStatus::kRunning || limits.busy_request(s)) continue;
+    if (s->status != SequenceStatus::kRunning || busy(limits, s)) continue;
     if (!uses_predictions()) return s;
     if (waited_past_bound(*s, now)) continue;
     if (!victim || predicted_left(*s) > predicted_left(*victim)) victim = s;
@@ -101,7 +101,7 @@ int32_t Scheduler::suspended_blocks(size_t first, const StepLimits& limits) cons
   int32_t blocks = 0;
   for (size_t i = first; i < waiting_.size(); ++i) {
     const Sequence& s = *waiting_[i];
-    if (!s.suspended || limits.busy_request(&s)) continue;
+    if (!s.suspended || busy(limits, &s)) continue;
     blocks += static_cast<int32_t>(std::ranges::count_if(
         s.blocks.blocks, [&](int32_t block) { return blocks_.ref_count(block) == 1; }));
   }
@@ -112,7 +112,7 @@ bool Scheduler::drop_suspended(size_t first, const StepLimits& limits, StepPlan&
   if (options_.sjf_overtake <= 0) return false;  // nothing is ever suspended
   for (size_t i = waiting_.size(); i-- > first;) {
     Sequence* s = waiting_[i];
-    if (!s->suspended || limits.busy_request(s)) continue;
+    if (!s->suspended || busy(limits, s)) continue;
     drop_kv(s, plan);
     return true;
   }
@@ -128,8 +128,7 @@ Sequence* Scheduler::most_work_left(const StepLimits& limits, double now) const 
   };
   Sequence* longest = nullptr;
   for (Sequence* s : running_) {
-    if (limits.busy_request(s) || s->pending() == 0 || waited_past_bound(*s, now) || !alone(s))
-      continue;
+    if (busy(limits, s) || s->pending() == 0 || waited_past_bound(*s, now) || !alone(s)) continue;
     if (!longest || sjf_score(*s) > sjf_score(*longest)) longest = s;
   }
   return longest;
@@ -147,7 +146,7 @@ void Scheduler::overtake(const StepLimits& limits, StepPlan& plan) {
   };
   const std::vector<Sequence*> order = waiting_;
   for (Sequence* waiting : order) {
-    if (limits.busy_request(waiting)) continue;
+    if (busy(limits, waiting)) continue;
     // Only while the predicted output of those let in fits beside what runs, with what admission
     // sets aside for them: when the pool runs dry a suspended sequence's KV goes first, and it
     // would then be recomputed.
@@ -172,7 +171,7 @@ void Scheduler::overtake(const StepLimits& limits, StepPlan& plan) {
     std::erase(running_, longest);
     longest->suspended = true;
     insert_waiting(longest);
-    plan.suspended.push_back(longest);
+    plan.suspended.push_back({longest->seq, longest->id});
     ++suspensions_;
   }
 }

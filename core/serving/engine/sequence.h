@@ -17,6 +17,7 @@ enum class SequenceStatus { kWaiting, kRunning, kFinished };
 // preemption the same thing.
 struct Sequence {
   uint64_t id = 0;           // the request's; its parallel samples and beams share it
+  uint64_t seq = 0;          // the sequence's own (SeqId): what a StepPlan names it by
   int32_t sample = 0;        // which of the request's samples (beams number from 0 too)
   int32_t priority = 0;      // higher runs first (SchedulingPolicy::kPriority)
   uint64_t arrival = 0;      // admission order among equal priorities

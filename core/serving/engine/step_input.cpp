@@ -4,8 +4,8 @@
 
 namespace baton {
 
-StepInput build_step_input(const StepPlan& plan, int32_t block_size, int32_t context_size,
-                           const LoraSlots* slots) {
+StepInput build_step_input(const StepPlan& plan, const Scheduler& scheduler, int32_t block_size,
+                           int32_t context_size, const LoraSlots* slots) {
   auto layout = std::make_shared<PagedBatch>();
   layout->block_size = block_size;
   StepInput input;
@@ -13,7 +13,7 @@ StepInput build_step_input(const StepPlan& plan, int32_t block_size, int32_t con
   bool adapted = false;
   for (size_t c = 0; c < plan.chunks.size(); ++c) {
     const ScheduledChunk& chunk = plan.chunks[c];
-    const Sequence& s = *chunk.sequence;
+    const Sequence& s = *scheduler.sequence(chunk.seq);
     layout->block_tables.push_back(s.blocks.blocks);
     adapted = adapted || s.lora_slot >= 0;
     for (int32_t i = chunk.first; i < chunk.first + chunk.count; ++i) {

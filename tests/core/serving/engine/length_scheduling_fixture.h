@@ -31,7 +31,7 @@ class LengthSchedulingTest : public SchedulerFixture {
                          .sjf_max_wait_s = 60.0},
                         blocks, 1024, clock());
     scheduler.add(make(4, 900));
-    complete(scheduler.schedule());
+    complete(scheduler, scheduler.schedule());
     return scheduler;
   }
   // sjf with two slots over a pool too small for both sequences to grow far.
@@ -45,11 +45,11 @@ class LengthSchedulingTest : public SchedulerFixture {
                      blocks, 64, clock());
   }
   // Steps (each completed) until one preempts, at most 8; that step's plan.
-  static StepPlan schedule_until_preemption(Scheduler& scheduler) {
+  StepPlan schedule_until_preemption(Scheduler& scheduler) {
     StepPlan plan;
     for (int step = 0; step < 8 && plan.preempted.empty(); ++step) {
       plan = scheduler.schedule();
-      complete(plan);
+      complete(scheduler, plan);
     }
     return plan;
   }

@@ -26,7 +26,7 @@ TEST_F(LengthSchedulingTest, SjfAdmitsTheShortestPredictedOutputFirst) {
       << "equal predictions keep their arrival order";
   const StepPlan plan = scheduler.schedule();  // room for one 4-token prompt
   ASSERT_EQ(plan.chunks.size(), 1u);
-  EXPECT_EQ(plan.chunks[0].sequence->id, 2u);
+  EXPECT_EQ(find(plan.chunks[0].seq)->id, 2u);
 }
 
 TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
@@ -50,7 +50,7 @@ TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) 
   Scheduler scheduler = one_slot_sjf(blocks, 2.0);
   Sequence* long_one = make(4, 300);
   scheduler.add(long_one);
-  for (int step = 0; step < 50; ++step) complete(scheduler.schedule());
+  for (int step = 0; step < 50; ++step) complete(scheduler, scheduler.schedule());
   Sequence* medium = make(4, 250);
   Sequence* short_one = make(4, 20);
   scheduler.add(medium);
@@ -84,10 +84,11 @@ TEST_F(LengthSchedulingTest, OnlyStepsThatSampleAge) {
                        .sjf_overtake = 0},
                       blocks, 1024, clock());
   scheduler.add(make(40, 900));
-  complete(scheduler.schedule());  // the first 8 of 40 prompt tokens
+  complete(scheduler, scheduler.schedule());  // the first 8 of 40 prompt tokens
   Sequence* waiting = make(4, 100);
   scheduler.add(waiting);
-  for (int step = 0; step < 4; ++step) complete(scheduler.schedule());  // the last sampled
+  for (int step = 0; step < 4; ++step)
+    complete(scheduler, scheduler.schedule());  // the last sampled
   Sequence* newer = make(4, 98);
   scheduler.add(newer);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{newer->id, waiting->id}))
@@ -133,11 +134,11 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
   Sequence* first = make(1, 900);
   scheduler.add(first);
   scheduler.add(make(1, 900));
-  complete(scheduler.schedule());
+  complete(scheduler, scheduler.schedule());
   ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* long_one = make(4, 100);
   scheduler.add(long_one);
-  for (int step = 0; step < 20; ++step) complete(scheduler.schedule());
+  for (int step = 0; step < 20; ++step) complete(scheduler, scheduler.schedule());
   Sequence* medium = make(4, 70);
   Sequence* above = make(4, 83);
   scheduler.add(medium);
@@ -146,7 +147,7 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
             (std::vector<uint64_t>{medium->id, long_one->id, above->id}))
       << "20 steps of two sequences: 100 - 20 = 80, not 100 - 40 nor 100 - 20 * 2 / 3";
   const StepLimits first_in_flight{.busy = {first->id}, .max_tokens = 1};
-  for (int step = 0; step < 40; ++step) complete(scheduler.schedule(first_in_flight));
+  for (int step = 0; step < 40; ++step) complete(scheduler, scheduler.schedule(first_in_flight));
   ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* newest = make(4, 55);
   scheduler.add(newest);
@@ -165,7 +166,7 @@ TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
   Sequence* long_one = make(4, 400);
   scheduler.add(long_one);
   const StepPlan plan = schedule_until_preemption(scheduler);
-  ASSERT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}));
+  ASSERT_EQ(named(plan.preempted), (std::vector<Sequence*>{long_one}));
   ASSERT_EQ(long_one->generated(), 5);
   Sequence* below = make(4, 393.5);
   Sequence* above = make(4, 394.5);
@@ -184,12 +185,13 @@ TEST_F(LengthSchedulingTest, AStarvedRequestIsNotTheOneSentBackWhenAnotherCanGo)
   Scheduler scheduler = two_slot_sjf(blocks);
   Sequence* starved = make(4, 400);
   scheduler.add(starved);
-  complete(scheduler.schedule());
+  complete(scheduler, scheduler.schedule());
   now_ += 30;
   Sequence* short_one = make(4, 5);
   scheduler.add(short_one);
   now_ += 30;
-  EXPECT_EQ(schedule_until_preemption(scheduler).preempted, (std::vector<Sequence*>{short_one}))
+  EXPECT_EQ(named(schedule_until_preemption(scheduler).preempted),
+            (std::vector<Sequence*>{short_one}))
       << "the older request waited 60 s; the short one, 30 s, goes back though its work is less";
 }
 
@@ -199,7 +201,7 @@ TEST_F(LengthSchedulingTest, AForkWaitsAsLongAsItsParent) {
   Scheduler scheduler = one_slot_sjf(blocks, 1.0);
   Sequence* parent = make(4, 100);
   scheduler.add(parent);
-  for (int step = 0; step < 10; ++step) complete(scheduler.schedule());
+  for (int step = 0; step < 10; ++step) complete(scheduler, scheduler.schedule());
   now_ += 5;
   Sequence* child = make(4, 100);
   child->arrival = parent->arrival;
@@ -226,17 +228,17 @@ TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) 
         blocks, 64, clock());
     Sequence* needing = make(8, 5);
     scheduler.add(needing);
-    complete(scheduler.schedule());
+    complete(scheduler, scheduler.schedule());
     scheduler.add(make(4, 400));  // admitted before the medium one
-    complete(scheduler.schedule());
+    complete(scheduler, scheduler.schedule());
     scheduler.add(make(4, 100));
     for (int step = 0; step < 8; ++step) {
       const StepPlan plan = scheduler.schedule();
-      for (const Sequence* s : plan.preempted) {
-        for (const ScheduledChunk& c : plan.chunks) EXPECT_NE(c.sequence, s) << "still planned";
+      for (const SequenceRef& s : plan.preempted) {
+        for (const ScheduledChunk& c : plan.chunks) EXPECT_NE(c.seq, s.seq) << "still planned";
       }
-      if (!plan.preempted.empty()) return plan.preempted[0]->id;
-      complete(plan);
+      if (!plan.preempted.empty()) return find(plan.preempted[0].seq)->id;
+      complete(scheduler, plan);
     }
     return uint64_t{0};
   };
@@ -278,7 +280,7 @@ TEST_F(LengthSchedulingTest, ReservingThePredictionAvoidsThePreemption) {
     while (!scheduler.empty()) {
       const StepPlan plan = scheduler.schedule();
       both_ran_at_once = both_ran_at_once || plan.chunks.size() == 2;
-      complete(plan);
+      complete(scheduler, plan);
       for (Sequence* s : {a, b}) {
         if (s->status == SequenceStatus::kRunning && s->generated() >= 12) scheduler.remove(s);
       }
@@ -301,8 +303,8 @@ TEST_F(LengthSchedulingTest, RecomputedTokensAreCounted) {
   Sequence* b = make(8, 0);
   scheduler.add(a);
   scheduler.add(b);
-  complete(scheduler.schedule());
-  complete(scheduler.schedule());  // b is preempted with 8 tokens computed
+  complete(scheduler, scheduler.schedule());
+  complete(scheduler, scheduler.schedule());  // b is preempted with 8 tokens computed
   ASSERT_EQ(scheduler.preemption_count(), 1);
   EXPECT_EQ(scheduler.recomputed_tokens(), 0) << "counted when they are computed again";
   scheduler.remove(a);

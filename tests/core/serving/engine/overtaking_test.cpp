@@ -31,12 +31,12 @@ class OvertakingTest : public testing::LengthSchedulingTest {
   Sequence* run(Scheduler& scheduler, int prompt, double predicted, int steps) {
     Sequence* s = make(prompt, predicted);
     scheduler.add(s);
-    for (int step = 0; step < steps; ++step) complete(scheduler.schedule());
+    for (int step = 0; step < steps; ++step) complete(scheduler, scheduler.schedule());
     return s;
   }
-  static std::vector<Sequence*> planned(const StepPlan& plan) {
+  std::vector<Sequence*> planned(const StepPlan& plan) const {
     std::vector<Sequence*> out;
-    for (const ScheduledChunk& c : plan.chunks) out.push_back(c.sequence);
+    for (const ScheduledChunk& c : plan.chunks) out.push_back(find(c.seq));
     return out;
   }
 };
@@ -50,23 +50,23 @@ TEST_F(OvertakingTest, ASuspendedRequestKeepsItsKvAndResumesWithoutRecomputing) 
   Sequence* short_one = make(4, 20);
   scheduler.add(short_one);
   StepPlan plan = scheduler.schedule();
-  EXPECT_EQ(plan.suspended, (std::vector<Sequence*>{long_one}))
+  EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one}))
       << "20 x 4 is within the 897 tokens the long one has left";
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{short_one}));
   EXPECT_EQ(long_one->status, SequenceStatus::kWaiting);
   EXPECT_EQ(long_one->computed, computed);
   EXPECT_EQ(long_one->blocks.blocks, kv);
-  complete(plan);
+  complete(scheduler, plan);
   for (int step = 0; step < 5; ++step) {
     plan = scheduler.schedule();
     EXPECT_TRUE(plan.suspended.empty()) << "the slot is not taken back";
     EXPECT_EQ(planned(plan), (std::vector<Sequence*>{short_one}));
-    complete(plan);
+    complete(scheduler, plan);
   }
   scheduler.remove(short_one);
   plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 1u);
-  EXPECT_EQ(plan.chunks[0].sequence, long_one);
+  EXPECT_EQ(find(plan.chunks[0].seq), long_one);
   EXPECT_EQ(plan.chunks[0].first, computed) << "resumed where it stopped";
   EXPECT_EQ(plan.chunks[0].count, 1);
   EXPECT_TRUE(plan.chunks[0].needs_logits);
@@ -98,7 +98,7 @@ TEST_F(OvertakingTest, EachShortRequestSuspendsTheRunningOneWithTheMostWorkLeft)
   scheduler.add(second);
   scheduler.add(first);
   const StepPlan plan = scheduler.schedule();
-  EXPECT_EQ(plan.suspended, (std::vector<Sequence*>{long_one, medium}))
+  EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one, medium}))
       << "the shortest waiting request takes the longest one's slot, the next the next";
   EXPECT_EQ(small->status, SequenceStatus::kRunning) << "30 x 4 is more than its 59 left";
   EXPECT_EQ(first->status, SequenceStatus::kRunning);
@@ -122,7 +122,7 @@ TEST_F(OvertakingTest, ARequestPastTheBoundIsNotSuspendedAndOvertakesAsTheShorte
   starved->arrival_time = now_ - 60;
   scheduler.add(starved);
   const StepPlan plan = scheduler.schedule();
-  EXPECT_EQ(plan.suspended, (std::vector<Sequence*>{medium}));
+  EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{medium}));
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{starved}));
 }
 
@@ -146,17 +146,17 @@ TEST_F(OvertakingTest, ASuspendedSequencesKvIsTheFirstToGoWhenThePoolRunsDry) {
   Sequence* short_one = make(4, 12);               // 16 tokens expected: the other 4 blocks
   scheduler.add(short_one);
   StepPlan plan = scheduler.schedule();
-  ASSERT_EQ(plan.suspended, (std::vector<Sequence*>{long_one}));
+  ASSERT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one}));
   while (plan.preempted.empty() && short_one->tokens.size() < 18) {
-    complete(plan);
+    complete(scheduler, plan);
     plan = scheduler.schedule();
   }
-  EXPECT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}))
+  EXPECT_EQ(named(plan.preempted), (std::vector<Sequence*>{long_one}))
       << "the short request outgrew its prediction: the suspended KV goes, not a running one";
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{short_one}));
   EXPECT_EQ(long_one->computed, 0);
   EXPECT_TRUE(long_one->blocks.blocks.empty());
-  complete(plan);
+  complete(scheduler, plan);
   scheduler.remove(short_one);
   plan = scheduler.schedule();
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{long_one}));
@@ -171,12 +171,12 @@ TEST_F(OvertakingTest, ARequestAheadTakesTheKvOfASuspendedOneBehindIt) {
   Sequence* long_one = run(scheduler, 8, 900, 1);
   Sequence* short_one = make(4, 12);
   scheduler.add(short_one);
-  ASSERT_EQ(scheduler.schedule().suspended, (std::vector<Sequence*>{long_one}));
+  ASSERT_EQ(named(scheduler.schedule().suspended), (std::vector<Sequence*>{long_one}));
   scheduler.remove(short_one);
   Sequence* wide = make(20, 10);  // 5 blocks; 4 are free
   scheduler.add(wide);
   const StepPlan plan = scheduler.schedule();
-  EXPECT_EQ(plan.preempted, (std::vector<Sequence*>{long_one}));
+  EXPECT_EQ(named(plan.preempted), (std::vector<Sequence*>{long_one}));
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{wide}));
   EXPECT_TRUE(long_one->blocks.blocks.empty());
 }
@@ -237,7 +237,7 @@ TEST_F(OvertakingTest, RemovingASuspendedRequestGivesItsBlocksBack) {
   Sequence* long_one = run(scheduler, 4, 900, 3);
   scheduler.add(make(4, 20));
   const int32_t before = blocks.available_blocks();
-  ASSERT_EQ(scheduler.schedule().suspended, (std::vector<Sequence*>{long_one}));
+  ASSERT_EQ(named(scheduler.schedule().suspended), (std::vector<Sequence*>{long_one}));
   const int32_t short_took = before - blocks.available_blocks();
   scheduler.remove(long_one);
   EXPECT_EQ(blocks.available_blocks(), before - short_took + 2) << "the long one's 2 blocks";
@@ -265,7 +265,7 @@ TEST_F(OvertakingTest, AMixedWorkloadUnderATightPoolAlwaysFinishes) {
     ASSERT_TRUE(!plan.chunks.empty() || !plan.preempted.empty() || scheduler.empty())
         << "a step without work while " << scheduler.waiting_count() << " requests wait, step "
         << step;
-    complete(plan);
+    complete(scheduler, plan);
     for (auto& [s, length] : requests) {
       if (s->status == SequenceStatus::kRunning && s->generated() >= length) {
         EXPECT_EQ(s->generated(), length);

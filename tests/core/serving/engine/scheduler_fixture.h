@@ -17,7 +17,7 @@ class SchedulerFixture : public ::testing::Test {
  protected:
   Sequence* make(int prompt, int priority = 0) {
     auto s = std::make_unique<Sequence>();
-    s->id = s->arrival = sequences_.size() + 1;
+    s->id = s->seq = s->arrival = sequences_.size() + 1;
     s->priority = priority;
     s->tokens.resize(prompt);
     std::iota(s->tokens.begin(), s->tokens.end(), static_cast<int32_t>(1000 * s->id));
@@ -25,12 +25,25 @@ class SchedulerFixture : public ::testing::Test {
     sequences_.push_back(std::move(s));
     return sequences_.back().get();
   }
-  // Marks the plan's chunks computed and appends one sampled token where logits were wanted.
-  static void complete(const StepPlan& plan) {
+  // The engine's step as the scheduler sees it: the plan's progress (Scheduler::
+  // update_from_output), then one sampled token where logits were wanted.
+  void complete(Scheduler& scheduler, const StepPlan& plan) {
+    scheduler.update_from_output(plan);
     for (const ScheduledChunk& c : plan.chunks) {
-      c.sequence->computed += c.count;
-      if (c.needs_logits) c.sequence->tokens.push_back(7);
+      if (c.needs_logits) find(c.seq)->tokens.push_back(7);
     }
+  }
+  // The fixture's sequence a plan names.
+  Sequence* find(SeqId seq) const {
+    for (const auto& s : sequences_) {
+      if (s->seq == seq) return s.get();
+    }
+    return nullptr;
+  }
+  std::vector<Sequence*> named(const std::vector<SequenceRef>& refs) const {
+    std::vector<Sequence*> out;
+    for (const SequenceRef& r : refs) out.push_back(find(r.seq));
+    return out;
   }
   std::vector<std::unique_ptr<Sequence>> sequences_;
 };

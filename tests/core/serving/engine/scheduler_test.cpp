@@ -20,7 +20,7 @@ TEST_F(SchedulerTest, LongPromptIsPrefilledInChunksOfTheTokenBudget) {
     ASSERT_EQ(plan.chunks.size(), 1u);
     counts.push_back(plan.chunks[0].count);
     EXPECT_EQ(plan.chunks[0].needs_logits, step >= 2);
-    complete(plan);
+    complete(scheduler, plan);
   }
   EXPECT_EQ(counts, (std::vector<int32_t>{8, 8, 4, 1}));  // then one decode token
 }
@@ -30,14 +30,14 @@ TEST_F(SchedulerTest, DecodesRideAlongWithANewPromptsChunk) {
   Scheduler scheduler({.max_batch_tokens = 10, .max_seqs = 4}, blocks, 64);
   Sequence* a = make(3);
   scheduler.add(a);
-  complete(scheduler.schedule());  // a prefilled, now decoding
+  complete(scheduler, scheduler.schedule());  // a prefilled, now decoding
   Sequence* b = make(30);
   scheduler.add(b);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 2u);
-  EXPECT_EQ(plan.chunks[0].sequence, a);
+  EXPECT_EQ(find(plan.chunks[0].seq), a);
   EXPECT_EQ(plan.chunks[0].count, 1);
-  EXPECT_EQ(plan.chunks[1].sequence, b);
+  EXPECT_EQ(find(plan.chunks[1].seq), b);
   EXPECT_EQ(plan.chunks[1].count, 9) << "the rest of the budget";
 }
 
@@ -53,11 +53,11 @@ TEST_F(SchedulerTest, ALongPromptsChunkIsCappedAndTheNextPromptTakesTheRest) {
   scheduler.add(short_prompt);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 2u);
-  EXPECT_EQ(plan.chunks[0].sequence, long_prompt);
+  EXPECT_EQ(find(plan.chunks[0].seq), long_prompt);
   EXPECT_EQ(plan.chunks[0].count, 6);
-  EXPECT_EQ(plan.chunks[1].sequence, short_prompt);
+  EXPECT_EQ(find(plan.chunks[1].seq), short_prompt);
   EXPECT_EQ(plan.chunks[1].count, 5);
-  complete(plan);
+  complete(scheduler, plan);
   // A decode is one token, under any cap.
   const StepPlan next = scheduler.schedule();
   ASSERT_EQ(next.chunks.size(), 2u);
@@ -73,6 +73,34 @@ TEST_F(SchedulerTest, ALongPromptsChunkIsCappedAndTheNextPromptTakesTheRest) {
   EXPECT_EQ(whole.chunks[0].count, 16);
 }
 
+// The scheduler applies a step's progress itself: each planned sequence advances past its chunk
+// and its full blocks become prefix-cache entries that the next identical prompt reuses.
+TEST_F(SchedulerTest, UpdateFromOutputAdvancesTheSequencesAndCachesTheirFullBlocks) {
+  BlockManager blocks(16, 4, true);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* first = make(9);
+  scheduler.add(first);
+  const StepPlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.chunks.size(), 1u);
+  EXPECT_EQ(plan.chunks[0].seq, first->seq);
+  EXPECT_EQ(plan.chunks[0].request, first->id);
+  EXPECT_EQ(scheduler.sequence(first->seq), first);
+  scheduler.update_from_output(plan);
+  EXPECT_EQ(first->computed, 9);
+  // Same prompt, another request: two full blocks of four come from the cache.
+  Sequence* again = make(9);
+  again->tokens = first->tokens;
+  first->tokens.push_back(7);  // sampled: `first` decodes beside it
+  scheduler.add(again);
+  const StepPlan next = scheduler.schedule();
+  ASSERT_EQ(next.chunks.size(), 2u);
+  EXPECT_EQ(next.chunks[1].seq, again->seq);
+  EXPECT_EQ(next.chunks[1].first, 8);
+  EXPECT_EQ(again->cached_prompt_tokens, 8);
+  scheduler.remove(again);
+  EXPECT_EQ(scheduler.sequence(again->seq), nullptr);
+}
+
 TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
   BlockManager blocks(4, 4, false);  // 16 tokens in all
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
@@ -80,13 +108,13 @@ TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
   Sequence* new_one = make(8);
   scheduler.add(old_one);
   scheduler.add(new_one);
-  complete(scheduler.schedule());              // both prefilled: 2 blocks each, 8 tokens each now
+  complete(scheduler, scheduler.schedule());   // both prefilled: 2 blocks each, 8 tokens each now
   const StepPlan plan = scheduler.schedule();  // both need a third block: only one fits
   ASSERT_EQ(plan.preempted.size(), 1u);
-  EXPECT_EQ(plan.preempted[0], new_one);
+  EXPECT_EQ(find(plan.preempted[0].seq), new_one);
   EXPECT_EQ(new_one->computed, 0) << "recomputed from scratch later";
   ASSERT_EQ(plan.chunks.size(), 1u);
-  EXPECT_EQ(plan.chunks[0].sequence, old_one);
+  EXPECT_EQ(find(plan.chunks[0].seq), old_one);
   EXPECT_EQ(scheduler.preemption_count(), 1);
 }
 
@@ -97,8 +125,8 @@ TEST_F(SchedulerTest, PromptThatCanNeverFitIsRejectedWithAReason) {
   scheduler.add(s);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.rejected.size(), 1u);
-  EXPECT_NE(plan.rejected[0].second.find("the context holds 8"), std::string::npos)
-      << plan.rejected[0].second;
+  EXPECT_NE(plan.rejected[0].reason.find("the context holds 8"), std::string::npos)
+      << plan.rejected[0].reason;
 }
 
 TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
@@ -112,7 +140,7 @@ TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
   scheduler.add(high);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 1u);
-  EXPECT_EQ(plan.chunks[0].sequence, high);
+  EXPECT_EQ(find(plan.chunks[0].seq), high);
 }
 
 TEST_F(SchedulerTest, SequenceCapLimitsARunningBatch) {
@@ -136,13 +164,13 @@ TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
   StepLimits limits{.max_tokens = 6};  // two of the 3-token prompts
   const StepPlan first = scheduler.schedule(limits);
   ASSERT_EQ(first.chunks.size(), 2u);
-  for (const ScheduledChunk& c : first.chunks) limits.busy.insert(c.sequence->id);
+  for (const ScheduledChunk& c : first.chunks) limits.busy.insert(c.request);
   const StepPlan second = scheduler.schedule(limits);
   ASSERT_EQ(second.chunks.size(), 2u);
   for (const ScheduledChunk& c : second.chunks) {
-    EXPECT_FALSE(limits.busy.contains(c.sequence->id)) << "sequence " << c.sequence->id;
+    EXPECT_FALSE(limits.busy.contains(c.request)) << "request " << c.request;
   }
-  for (const ScheduledChunk& c : second.chunks) limits.busy.insert(c.sequence->id);
+  for (const ScheduledChunk& c : second.chunks) limits.busy.insert(c.request);
   EXPECT_TRUE(scheduler.schedule(limits).chunks.empty()) << "every request is in flight";
 }
 
@@ -153,13 +181,13 @@ TEST_F(SchedulerTest, ASequenceInFlightIsNeverPreempted) {
   Sequence* new_one = make(8);
   scheduler.add(old_one);
   scheduler.add(new_one);
-  complete(scheduler.schedule());  // both prefilled: 2 blocks each
+  complete(scheduler, scheduler.schedule());  // both prefilled: 2 blocks each
   // The newest one is in flight: the old one, needing a third block, gives way itself.
   const StepPlan plan = scheduler.schedule({.busy = {new_one->id}});
   ASSERT_EQ(plan.preempted.size(), 1u);
-  EXPECT_EQ(plan.preempted[0], old_one);
+  EXPECT_EQ(find(plan.preempted[0].seq), old_one);
   EXPECT_TRUE(plan.chunks.empty())
-      << plan.chunks[0].sequence->id << " " << plan.chunks[0].first << " " << plan.chunks[0].count;
+      << find(plan.chunks[0].seq)->id << " " << plan.chunks[0].first << " " << plan.chunks[0].count;
   EXPECT_EQ(new_one->computed, 8);
 }
 

@@ -19,7 +19,7 @@ TEST_F(StepInputTest, ChunksFlattenWithTheirPositionsAndLogitRows) {
   scheduler.add(a);
   scheduler.add(b);
   const StepPlan plan = scheduler.schedule();  // a whole, 3 of b's 5
-  const StepInput input = build_step_input(plan, 4, 64, nullptr);
+  const StepInput input = build_step_input(plan, scheduler, 4, 64, nullptr);
   EXPECT_EQ(input.tokens, (std::vector<int32_t>{1000, 1001, 1002, 2000, 2001, 2002}));
   EXPECT_EQ(input.logit_rows, std::vector<int32_t>{2});
   EXPECT_EQ(input.layout->token_seq, (std::vector<int32_t>{0, 0, 0, 1, 1, 1}));
