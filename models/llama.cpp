@@ -13,7 +13,7 @@ namespace {
 // Whether the family's layer lists q/k/v biases, which its files must then hold.
 bool has_qkv_bias(const ModelFamily& family) {
   return std::ranges::any_of(family.layer,
-                             [](const LayerTensor& t) { return t.gguf == "attn_q.bias"; });
+                             [](const LayerTensor& t) { return t.role == TensorRole::kBias; });
 }
 
 // The standard layer plus q/k/v biases, where the file has them.

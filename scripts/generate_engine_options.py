@@ -17,17 +17,6 @@ STUB = os.path.join(ROOT, "python", "baton", "_baton.pyi")
 DOC = os.path.join(ROOT, "docs", "engine-options.md")
 STUB_CLASS = re.compile(r"^class LLMOptions:\n(?:    .*\n)*", re.MULTILINE)
 
-# The keyword arguments of LLM and AsyncLLM that are vLLM's names for an option (or carry a unit
-# the option's name does not); python/baton/engine_args.py maps them.
-PYTHON_NAMES = {
-    "max_seqs": "max_num_seqs",
-    "max_batch_tokens": "max_num_batched_tokens",
-    "context_size": "max_model_len",
-    "kv_block_size": "block_size",
-    "prefix_caching": "enable_prefix_caching",
-    "kv_cache_mib": "kv_cache_size",
-    "sjf_max_wait_s": "sjf_max_wait",
-}
 
 DOC_HEAD = """\
 # Engine options
@@ -42,7 +31,10 @@ and the suite fails until it has.
 - **C++**: `LLMOptions{.model = path, .max_seqs = 16}`; enum options are enums
   (`SchedulingPolicy::kSjf`), their names as the table lists them in `baton/option_values.h`.
 - **Python**: `LLM(model, max_seqs=16, scheduling_policy="sjf")`; the Python column gives vLLM's
-  name where it differs, and both are taken.
+  name where it differs, and both are taken (`None` asks for the default). `kv_cache_dtype` and
+  the LoRA options keep vLLM's meanings there: `kv_cache_dtype="auto"` is f32 and `"fp8"` is
+  fp8_e4m3, and `max_loras`, `max_lora_rank`, `max_cpu_loras` and `lora_dtype` apply with
+  `enable_lora=True`.
 - **Distributed runs**: the options marked "all ranks" must be the same on every rank; start-up
   fails naming the first that differs (docs/distributed.md).
 
@@ -86,10 +78,10 @@ def render_stub(rows, stub_text):
     return STUB_CLASS.sub(block, stub_text, count=1)
 
 
-def render_doc(rows):
+def render_doc(rows, python_names):
     out = [DOC_HEAD]
     for row in rows:
-        python = PYTHON_NAMES.get(row["name"])
+        python = python_names.get(row["name"])
         python = "`%s`, `%s`" % (python, row["name"]) if python else "`%s`" % row["name"]
         out.append("| `%s` | %s | %s | %s | `%s` | %s | %s |\n" % (
             row["name"], python, flag_text(row), type_text(row), default_text(row),
@@ -102,11 +94,13 @@ def main():
     if sys.argv[1:] not in ([], ["--check"]):
         raise SystemExit(__doc__)
     from baton import _baton  # the built module; PYTHONPATH names its folder
+    from baton.engine_args import _OPTION_NAMES
 
     rows = list(_baton.ENGINE_OPTIONS)
+    python_names = {option: name for name, option in _OPTION_NAMES.items()}
     with open(STUB) as f:
         stub = f.read()
-    wanted = {STUB: render_stub(rows, stub), DOC: render_doc(rows)}
+    wanted = {STUB: render_stub(rows, stub), DOC: render_doc(rows, python_names)}
     stale = []
     for path, text in wanted.items():
         current = open(path).read() if os.path.exists(path) else None

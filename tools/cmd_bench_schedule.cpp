@@ -189,7 +189,7 @@ int run(const ScheduleBenchFlags& f) {
   };
   if (f.seeds < 1) refuse("--seeds", "at least 1", f.seeds);
   if (f.simulation.options.kv_block_size < 1)
-    refuse("kv_block_size", "at least 1", f.simulation.options.kv_block_size);
+    refuse("--kv-block-size", "at least 1", f.simulation.options.kv_block_size);
   if (f.kv_tokens < f.simulation.options.kv_block_size)
     refuse("--kv-tokens", "a block or more", f.kv_tokens);
   if (!(f.step_ms > 0)) refuse("--step-ms", "above 0", f.step_ms);

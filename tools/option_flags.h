@@ -20,7 +20,7 @@ void add_row_flag(CLI::App& cmd, const OptionField& field, Value& value) {
     // A flag that sets false ("--no-x{false}") turns the option off: its help says so.
     const bool turns_off = std::string_view(field.flag).ends_with("{false}");
     cmd.add_flag(field.flag, value,
-                 turns_off ? "off: " + std::string(field.help) : std::string(field.help));
+                 turns_off ? "turns off: " + std::string(field.help) : std::string(field.help));
   } else if constexpr (std::is_enum_v<Value>) {
     const std::string flag = field.flag, name = field.name;
     cmd.add_option_function<std::string>(

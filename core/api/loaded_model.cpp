@@ -26,6 +26,12 @@ size_t bytes_per_token(const Model& model, DType kv_dtype) {
                              .dtype = kv_dtype});
 }
 
+// The options, once every number is within its range: checked before anything uses them.
+const LLMOptions& checked(const LLMOptions& options) {
+  check_option_ranges(options);
+  return options;
+}
+
 bool grammar_masks_beside_step(GrammarMasks mode, const Backend& backend) {
   if (mode == GrammarMasks::kAuto) {
     return backend.host_threads() < static_cast<int32_t>(std::thread::hardware_concurrency());
@@ -37,14 +43,13 @@ bool grammar_masks_beside_step(GrammarMasks mode, const Backend& backend) {
 
 LoadedModel::LoadedModel(const LLMOptions& options)
     : backend(BackendRegistry::global().create(
-          options.backend.empty() ? default_backend_name() : options.backend,
+          checked(options).backend.empty() ? default_backend_name() : options.backend,
           BackendOptions{.threads = options.threads, .prepack_weights = options.repack_weights})),
       file(gguf::GgufFile::open(options.model)),
       placement(place_process(options, file)),
       model(load_model(file, *backend, placement.shard)),
       tokenizer(Tokenizer::create(vocabulary_from_gguf(file))),
       chat(file, *tokenizer, options.chat_template_limits) {
-  check_option_ranges(options);
   const ModelConfig& c = model->config();
   if (tokenizer->vocab_size() > c.n_vocab) {
     throw Error(ErrorCategory::kInvalidModel,

@@ -29,6 +29,7 @@ enum class GrammarMasks { kAuto, kBeside, kAfter };
 // scale per head row, any head size) or fp8_e4m3 (vLLM's fp8, no scale).
 enum class KvCacheType { kF32, kF16, kBF16, kQ8_0, kInt8Scaled, kFp8E4M3 };
 // The element type LoRA adapters are kept in on the backend: f16 halves what a step reads.
+// vLLM's spellings (float16, float32, and auto for f16) are taken too.
 enum class LoraType { kF16, kF32 };
 
 // An enum option's spellings: the first name of each value is its own, later ones are accepted
@@ -87,7 +88,8 @@ struct OptionEnum<LoraType> {
   static constexpr OptionName<LoraType> names[] = {{LoraType::kF16, "f16"},
                                                    {LoraType::kF32, "f32"},
                                                    {LoraType::kF16, "float16"},
-                                                   {LoraType::kF32, "float32"}};
+                                                   {LoraType::kF32, "float32"},
+                                                   {LoraType::kF16, "auto"}};
 };
 
 // The values a numeric option accepts (NaN never): [min, max], or (min, max] when min_exclusive.

@@ -1,13 +1,17 @@
 """Type stub of the extension module: Baton's C++ API (include/baton) as bound by pybind11."""
 
 import enum
-from typing import Callable, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 class LoraOptions:
     name: str
     path: str
     scale: float
     def __init__(self) -> None: ...
+
+# LLMOptions' table (include/baton/llm_options.h), one dict per option: name, type, default,
+# flag, help, all_ranks, min, min_exclusive.
+ENGINE_OPTIONS: List[Dict[str, Any]]
 
 class LLMOptions:
     model: str

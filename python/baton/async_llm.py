@@ -35,7 +35,7 @@ class _Partial:
 class AsyncLLM:
     """A model serving many requests at once; ``generate`` streams each one's output.
 
-    Takes the arguments of ``LLM`` (the fields of ``EngineArgs``). Requests from any number of
+    Takes the arguments of ``LLM``. Requests from any number of
     tasks, or threads each with its own event loop, share one continuous batch; the engine
     computes on its own threads, so the event loop never waits on it. ``shutdown()`` (or a
     ``with`` block) stops the engine at a chosen time; otherwise it stops when the object is

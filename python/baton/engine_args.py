@@ -121,7 +121,8 @@ def llm_options(
     options.backend = args.backend or ""
     options.kv_cache_dtype = _KV_CACHE_DTYPES.get(args.kv_cache_dtype, args.kv_cache_dtype)
     for name, value in args.options.items():
-        setattr(options, name, value)
+        if value is not None:  # vLLM's way of asking for the default
+            setattr(options, name, value)
     if args.max_loras is not None and not args.enable_lora:
         raise ValueError(f"{owner}: max_loras needs enable_lora=True")
     if args.enable_lora:
@@ -129,5 +130,5 @@ def llm_options(
         options.max_lora_rank = args.max_lora_rank
         if args.max_cpu_loras is not None:
             options.max_cpu_loras = args.max_cpu_loras
-        options.lora_dtype = "f16" if args.lora_dtype == "auto" else args.lora_dtype
+        options.lora_dtype = args.lora_dtype
     return options

@@ -41,9 +41,10 @@ def _progress_bar(total: int, enabled: bool):
 class LLM:
     """A model loaded on one backend, generating for batches of prompts in one continuous batch.
 
-    Keyword arguments are the fields of ``EngineArgs``: vLLM's engine argument names where Baton
-    has the setting (``max_num_seqs``, ``max_model_len``, ``enable_prefix_caching``,
-    ``enable_lora`` ...) and Baton's own (``backend``, ``threads``, ``kv_cache_size``). A vLLM
+    Keyword arguments are vLLM's engine argument names where Baton has the setting
+    (``max_num_seqs``, ``max_model_len``, ``enable_prefix_caching``, ``enable_lora`` ...) and
+    every engine option of Baton's by its own name (``threads``, ``sjf_overtake``, ...;
+    docs/engine-options.md); ``None`` asks for the default. A vLLM
     argument Baton does not implement raises ``ValueError`` unless left at its default. The GIL
     is released while the engine computes; calls from several threads take turns (``AsyncLLM``
     serves requests from several tasks or threads at once). Ctrl-C stops a ``generate`` between

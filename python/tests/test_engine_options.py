@@ -24,12 +24,19 @@ def test_every_option_reads_back_its_default_and_a_value_set():
     options.scheduling_policy = "sjf"
     options.lora_dtype = "float32"  # an alias reads back as the value's own name
     assert (options.scheduling_policy, options.lora_dtype) == ("sjf", "f32")
+    options.lora_dtype = "auto"  # vLLM's default
+    assert options.lora_dtype == "f16"
 
 
 def test_an_unknown_enum_value_names_the_option_and_its_values():
     options = _baton.LLMOptions()
     with pytest.raises(baton.InvalidArgumentError, match=r"scheduling_policy 'lifo' \(use fcfs"):
         options.scheduling_policy = "lifo"
+
+
+def test_none_asks_for_the_default_as_in_vllm(demo_model):
+    llm = LLM(str(demo_model), threads=2, max_model_len=None, max_num_seqs=None, block_size=None)
+    assert llm.summary().context_size > 0
 
 
 def test_llm_takes_any_option_by_its_own_name(demo_model):

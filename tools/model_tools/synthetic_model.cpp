@@ -78,10 +78,12 @@ void check_shape(const SyntheticShape& s) {
     invalid("n_embd " + std::to_string(s.n_embd) + " is not an even head size times n_head " +
             std::to_string(s.n_head));
   }
-  if (s.long_rope_original_context < 0 ||
-      (s.long_rope_original_context > 0 && !family->long_rope)) {
-    invalid("LongRoPE factors need a positive original context and a family that has them; " +
-            s.architecture + " has none");
+  if (s.long_rope_original_context < 0) {
+    invalid("the LongRoPE original context " + std::to_string(s.long_rope_original_context) +
+            " must be positive");
+  }
+  if (s.long_rope_original_context > 0 && !family->long_rope) {
+    invalid("LongRoPE factors are for families that have them; " + s.architecture + " has none");
   }
   if (s.head_dim < 0 || s.head_dim % 2 != 0) {
     invalid("head_dim " + std::to_string(s.head_dim) + " must be even");

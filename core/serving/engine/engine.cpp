@@ -282,7 +282,7 @@ void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   if (!batch.tokens.empty()) {
     std::vector<Sampler*> sampling;
     for (const ScheduledChunk& chunk : plan.chunks) {
-      if (chunk.needs_logits) sampling.push_back(scheduler_.sequence(chunk.seq)->sampler.get());
+      if (chunk.needs_logits) sampling.push_back(scheduler_.planned(chunk.seq).sampler.get());
     }
     grammar_.beside(sampling, [&] { runner_.launch(plan.block_copies, batch); });
   }

@@ -99,9 +99,9 @@ class Engine {
     return requests_.contains(id) && !deferred_aborts_.contains(id);
   }
   // Runs a step and returns what it produced. With pipeline stages, it first launches
-  // micro-batches until LLMOptions::parallel.pp_micro_batches (by default one per stage) are in flight,
-  // each taking the sequences no step in flight holds within an even share of the token
-  // budget, then collects the oldest.
+  // micro-batches until LLMOptions::parallel.pp_micro_batches (by default one per stage) are
+  // in flight, each taking the sequences no step in flight holds within an even share of the
+  // token budget, then collects the oldest.
   std::vector<SequenceUpdate> step();
 
   // Its counters and gauges; the finish counts are the caller's, who sees the outputs.

@@ -62,14 +62,14 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
   for (const SequenceRef& preempted : plan.preempted) {
     // A recomputed beam reports its candidates again when its logits come back.
-    requests_.at(preempted.request)->beam_candidates.erase(scheduler_.sequence(preempted.seq));
+    requests_.at(preempted.request)->beam_candidates.erase(&scheduler_.planned(preempted.seq));
   }
   RequestStarts starts;
   for (const ScheduledChunk& chunk : plan.chunks) {
     Request& request = *requests_.at(chunk.request);
     if (request.first_scheduled == std::chrono::steady_clock::time_point{}) {
       request.first_scheduled = std::chrono::steady_clock::now();
-      request.cached_prompt_tokens = scheduler_.sequence(chunk.seq)->cached_prompt_tokens;
+      request.cached_prompt_tokens = scheduler_.planned(chunk.seq).cached_prompt_tokens;
     }
     starts.emplace(chunk.request,
                    RequestStart{request.first_scheduled, request.cached_prompt_tokens});
@@ -83,7 +83,7 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
   // The logit rows, in the order of the chunks that asked for them.
   std::vector<Sequence*> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    if (chunk.needs_logits) with_logits.push_back(scheduler_.sequence(chunk.seq));
+    if (chunk.needs_logits) with_logits.push_back(&scheduler_.planned(chunk.seq));
   }
   std::vector<SequenceUpdate> updates;
   // Requests whose grammar failed in this step, dropped after it: siblings may follow.

@@ -53,12 +53,12 @@ std::set<uint64_t> StepPlan::requests() const {
 
 void Scheduler::add(Sequence* sequence) {
   if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
-  by_seq_[sequence->seq] = sequence;
+  track(sequence);
   insert_waiting(sequence);
 }
 
 void Scheduler::fork(const Sequence& parent, Sequence* child) {
-  by_seq_[child->seq] = child;
+  track(child);
   if (parent.status == SequenceStatus::kRunning) {
     child->status = SequenceStatus::kRunning;
     running_.push_back(child);
@@ -194,9 +194,25 @@ Sequence* Scheduler::sequence(SeqId seq) const {
   return it == by_seq_.end() ? nullptr : it->second;
 }
 
+void Scheduler::track(Sequence* sequence) {
+  if (sequence->seq == 0 || !by_seq_.emplace(sequence->seq, sequence).second) {
+    throw Error(ErrorCategory::kInternal,
+                "sequence id " + std::to_string(sequence->seq) + " is unset or already taken");
+  }
+}
+
+Sequence& Scheduler::planned(SeqId seq) const {
+  Sequence* s = sequence(seq);
+  if (!s) {
+    throw Error(ErrorCategory::kInternal,
+                "a plan names sequence " + std::to_string(seq) + ", which is gone");
+  }
+  return *s;
+}
+
 void Scheduler::update_from_output(const StepPlan& plan) {
   for (const ScheduledChunk& chunk : plan.chunks) {
-    Sequence& s = *by_seq_.at(chunk.seq);
+    Sequence& s = planned(chunk.seq);
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
   }

@@ -16,13 +16,6 @@
 
 namespace baton {
 
-// The sjf knobs the scheduler reads from LLMOptions (baton/llm_options.h): sjf_aging is counted
-// in generated tokens rather than seconds, so the credit means the same on a fast host as on a
-// slow one: a long request passes newer short ones once it has waited about (its work - theirs) /
-// aging decode steps, and sjf_max_wait_s is the hard bound that keeps it from starving.
-// sjf_overtake suspends a running request for a much shorter waiting one, which resumes without
-// recomputing because its KV is kept.
-
 // Iteration-level scheduler: every step, running sequences first (oldest first), then waiting
 // ones in the policy's order, under a token budget and a sequence cap. A long prompt is split
 // into chunks that ride along with decodes. Under sjf with an overtake ratio, a much shorter
@@ -35,7 +28,11 @@ class Scheduler {
  public:
   // Seconds on a monotonic clock; tests pass a fake one.
   using Clock = std::function<double()>;
-  // Reads max_batch_tokens, max_seqs, the scheduling policy, the sjf_ options and kv_reservation.
+  // Reads max_batch_tokens, max_seqs, long_prefill_token_threshold, the scheduling policy, the
+  // sjf_ options and kv_reservation. sjf_aging is counted in generated tokens rather than
+  // seconds, so the credit means the same on a fast host as on a slow one: a long request passes
+  // newer short ones once it has waited about (its work - theirs) / aging decode steps, and
+  // sjf_max_wait_s is the hard bound that keeps it from starving.
   Scheduler(const LLMOptions& options, BlockManager& blocks, int32_t context_size,
             Clock clock = steady_seconds);
   static double steady_seconds();
@@ -53,6 +50,9 @@ class Scheduler {
   void update_from_output(const StepPlan& plan);
   // The sequence a plan names; null once it is removed.
   Sequence* sequence(SeqId seq) const;
+  // The same, for a plan not yet collected, whose sequences are all still here: throws
+  // Error(kInternal) when one is gone.
+  Sequence& planned(SeqId seq) const;
 
   bool empty() const { return running_.empty() && waiting_.empty(); }
   size_t running_count() const { return running_.size(); }
@@ -63,7 +63,6 @@ class Scheduler {
   // Tokens whose K/V a preemption dropped and that were computed again (less what the prefix
   // cache gave back).
   int64_t recomputed_tokens() const { return recomputed_tokens_; }
-  const LLMOptions& options() const { return options_; }
   // While predictions rank requests poorly, sjf orders and preempts as fcfs does and predicted
   // reservation sets nothing aside (the engine decides from its PredictionLog).
   void trust_predictions(bool trusted) { predictions_trusted_ = trusted; }
@@ -92,7 +91,7 @@ class Scheduler {
   void insert_waiting(Sequence* sequence);
   void order_waiting();
   bool uses_predictions() const;
-  // sjf's hard bound: waited max_wait_s since arrival.
+  // sjf's hard bound: waited sjf_max_wait_s since arrival.
   bool waited_past_bound(const Sequence& s, double now) const;
   // sjf's score: the predicted work left less the aging credit (for a running sequence, what it
   // waited before it was admitted).
@@ -107,6 +106,8 @@ class Scheduler {
   int32_t reservation_left(const Sequence& sequence) const;
 
   // A busy request's sequences are neither scheduled nor preempted.
+  // Indexes a sequence by its id, which must be set and not taken.
+  void track(Sequence* sequence);
   static bool busy(const StepLimits& limits, const Sequence* s) {
     return limits.busy.contains(s->id);
   }

@@ -13,7 +13,7 @@ StepInput build_step_input(const StepPlan& plan, const Scheduler& scheduler, int
   bool adapted = false;
   for (size_t c = 0; c < plan.chunks.size(); ++c) {
     const ScheduledChunk& chunk = plan.chunks[c];
-    const Sequence& s = *scheduler.sequence(chunk.seq);
+    const Sequence& s = scheduler.planned(chunk.seq);
     layout->block_tables.push_back(s.blocks.blocks);
     adapted = adapted || s.lora_slot >= 0;
     for (int32_t i = chunk.first; i < chunk.first + chunk.count; ++i) {

@@ -41,6 +41,7 @@ TEST(OptionTable, EveryEnumOptionsNamesRoundTrip) {
   expect_names_round_trip<KvCacheType>();
   expect_names_round_trip<LoraType>();
   EXPECT_EQ(parse_option_value<LoraType>("lora_dtype", "float32"), LoraType::kF32);
+  EXPECT_EQ(parse_option_value<LoraType>("lora_dtype", "auto"), LoraType::kF16);  // vLLM's
   EXPECT_STREQ(option_value_name(LoraType::kF32), "f32");
 }
 
