@@ -1,6 +1,5 @@
 #include "core/runtime/option_ranges.h"
 
-#include <cmath>
 #include <sstream>
 #include <string>
 #include <type_traits>
@@ -18,16 +17,10 @@ std::string number_text(double value) {
 
 void check_range(const OptionField& field, double value) {
   const OptionRange& r = field.range;
-  const bool below = r.min_exclusive ? !(value > r.min) : !(value >= r.min);
-  if (!below && value <= r.max) return;
-  std::string bound;
-  if (std::isinf(r.max)) {
-    bound = (r.min_exclusive ? "above " : "at least ") + number_text(r.min);
-  } else {
-    bound = "between " + number_text(r.min) + " and " + number_text(r.max);
-  }
+  if (r.min_exclusive ? value > r.min : value >= r.min) return;  // false for NaN
   throw Error(ErrorCategory::kInvalidArgument,
-              std::string(field.name) + " must be " + bound + ", got " + number_text(value));
+              std::string(field.name) + " must be " + (r.min_exclusive ? "above " : "at least ") +
+                  number_text(r.min) + ", got " + number_text(value));
 }
 
 }  // namespace

@@ -92,10 +92,9 @@ struct OptionEnum<LoraType> {
                                                    {LoraType::kF16, "auto"}};
 };
 
-// The values a numeric option accepts (NaN never): [min, max], or (min, max] when min_exclusive.
+// The values a numeric option accepts (NaN never): at least min, or above it when min_exclusive.
 struct OptionRange {
   double min = -std::numeric_limits<double>::infinity();
-  double max = std::numeric_limits<double>::infinity();
   bool min_exclusive = false;
 };
 constexpr OptionRange kAnyValue{};
@@ -103,7 +102,7 @@ constexpr OptionRange at_least(double min) {
   return {min};
 }
 constexpr OptionRange above(double min) {
-  return {min, std::numeric_limits<double>::infinity(), true};
+  return {min, true};
 }
 
 // Which processes of a distributed run must agree on the option: every rank (checked at

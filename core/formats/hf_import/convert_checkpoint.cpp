@@ -27,7 +27,7 @@ uint32_t llama_file_type(DType out_type) {
 
 void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t file_type,
                         gguf::GgufWriter& w) {
-  const std::string& arch = c.gguf_architecture;
+  const std::string arch(c.family->gguf_arch);
   const auto key = [&arch](const char* suffix) { return arch + "." + suffix; };
   w.add_string("general.architecture", arch);
   w.add_string("general.name", name);

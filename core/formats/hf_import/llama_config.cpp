@@ -164,7 +164,6 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   LlamaConfig c;
   c.architecture = r.architecture();
   c.family = find_hf_model_family(c.architecture);
-  c.gguf_architecture = std::string(c.family->gguf_arch);
   if (c.architecture == "Qwen2ForCausalLM") {
     // GGUF has no key for Qwen2's windowed layers (max_window_layers on), nor has llama.cpp.
     if (find_bool(r.json(), "use_sliding_window", r.path()).value_or(false)) {

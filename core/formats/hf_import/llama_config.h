@@ -31,9 +31,8 @@ struct Gemma2Params {
 };
 
 struct LlamaConfig {
-  std::string architecture;                 // the model class, one of a family's hf_classes
-  const ModelFamily* family = nullptr;      // the family it converts to (core/formats/family)
-  std::string gguf_architecture = "llama";  // that family's GGUF name
+  std::string architecture;             // the model class, one of a family's hf_classes
+  const ModelFamily* family = nullptr;  // the family it converts to (core/formats/family)
   std::optional<Gemma2Params> gemma2;
   std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
   int32_t hidden_size = 0;

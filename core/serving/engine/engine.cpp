@@ -325,11 +325,11 @@ void Engine::refresh_cold_predictions() {
   // Requests that arrived before anything was learned hold max_tokens as their prediction and
   // would queue behind every later one under sjf; they are predicted again while they wait.
   for (auto& [id, request] : requests_) {
-    if (!request->length.cold || request->sequences.empty()) continue;
+    if (request->sequences.empty()) continue;
     Sequence& first = *request->sequences.front();
     if (first.status != SequenceStatus::kWaiting || first.generated() > 0) continue;
-    lengths_.refresh(request->length);
-    first.predicted_output = request->length.predicted_output;
+    if (lengths_.refresh(request->length))
+      first.predicted_output = request->length.predicted_output;
   }
 }
 
