@@ -122,9 +122,6 @@ class Model {
   virtual Tensor build_step(Graph& graph, const StepInput& input, const KvTensors& kv) const = 0;
 };
 
-// Names of the architectures load_model accepts.
-std::vector<std::string> supported_architectures();
-
 // Rows [first, first + count) of the output projection that tensor-parallel rank `rank` of
 // `size` holds: equal slices of ceil(n_vocab / size) rows, the last one shorter when n_vocab
 // does not divide, so every rank's logits can be gathered as equal blocks.
@@ -133,8 +130,9 @@ struct VocabularySlice {
 };
 VocabularySlice vocabulary_slice(int64_t n_vocab, int32_t rank, int32_t size);
 
-// Reads the config and weights of `file` for `backend`, only `shard`'s part of them. Throws
-// Error(kUnsupported) for an architecture Baton does not implement or cannot split that way,
+// Reads the config and weights of `file` for `backend`, only `shard`'s part of them, as the
+// decoder of models/decoder_model.cpp. Throws Error(kUnsupported) for an architecture no family
+// of core/formats/family describes or a split the model cannot take,
 // Error(kInvalidModel) naming a missing or misshapen tensor or metadata key.
 std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend,
                                   const ModelShard& shard = {});

@@ -1,8 +1,10 @@
 #include "models/model_config.h"
 
+#include <cmath>
 #include <string>
 
 #include "baton/error.h"
+#include "core/formats/family/model_family.h"
 
 namespace baton {
 namespace {
@@ -30,6 +32,72 @@ void read_rope_scaling(const gguf::GgufFile& file, const std::string& arch, Rope
     throw Error(ErrorCategory::kInvalidModel, arch + ".rope.scaling.factor must be positive");
   }
   rope.freq_scale = static_cast<float>(1.0 / factor);
+}
+
+[[noreturn]] void invalid(const gguf::GgufFile& file, const std::string& message) {
+  throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": " + message);
+}
+
+float positive_float(const gguf::GgufFile& file, const std::string& key, double fallback) {
+  const double value = file.find_float(key).value_or(fallback);
+  if (!(value > 0.0) || !std::isfinite(value)) {
+    invalid(file, key + " = " + std::to_string(value) + " must be positive and finite");
+  }
+  return static_cast<float>(value);
+}
+
+// Which layers use the sliding window: a bool per layer, or a period n whose last layer in each
+// n is global, as llama.cpp reads the key (its gemma2 ignores the key and takes 2, which is that
+// family's default here).
+std::vector<bool> sliding_window_layers(const gguf::GgufFile& file, const std::string& arch,
+                                        int32_t n_layer, int32_t default_period) {
+  const std::string pattern_key = arch + ".attention.sliding_window_pattern";
+  const gguf::Value* pattern = file.find(pattern_key);
+  std::vector<bool> layers(static_cast<size_t>(n_layer));
+  if (pattern && pattern->type == gguf::ValueType::kArray) {
+    const auto& items = std::get<gguf::Array>(pattern->data).items;
+    if (items.size() != layers.size() ||
+        std::get<gguf::Array>(pattern->data).element_type != gguf::ValueType::kBool) {
+      invalid(file, pattern_key + " must hold one bool per layer");
+    }
+    for (size_t i = 0; i < items.size(); ++i) layers[i] = std::get<bool>(items[i].data);
+    return layers;
+  }
+  const int64_t period = pattern ? file.get_int(pattern_key) : default_period;
+  if (period < 0) invalid(file, pattern_key + " must not be negative");
+  for (int32_t i = 0; i < n_layer; ++i) layers[i] = period == 0 || i % period < period - 1;
+  return layers;
+}
+
+// What the family's descriptor says of its files beyond the keys every family shares.
+void read_family_keys(const gguf::GgufFile& file, const ModelFamily& family, ModelConfig& c) {
+  const std::string& a = c.architecture;
+  // GGUF llama's q/k rows hold rotary pairs side by side; the others keep transformers' halves.
+  c.rope.mode = family.interleave_rotary ? RopeMode::kNormal : RopeMode::kNeox;
+  if (family.attn_softcap > 0) {
+    c.attn_softcap = positive_float(file, a + ".attn_logit_softcapping", family.attn_softcap);
+  }
+  if (family.final_softcap > 0) {
+    c.final_softcap = positive_float(file, a + ".final_logit_softcapping", family.final_softcap);
+  }
+  if (family.sliding_window > 0) {
+    const std::string window_key = a + ".attention.sliding_window";
+    const int64_t window = file.find_int(window_key).value_or(family.sliding_window);
+    if (window <= 0 || window > (int64_t{1} << 30)) {
+      invalid(file, window_key + " = " + std::to_string(window) + " is out of range");
+    }
+    c.sliding_window = static_cast<int32_t>(window);
+    c.swa_layers = sliding_window_layers(file, a, c.n_layer, family.sliding_window_period);
+  }
+  // attention.scale is a Baton key (its checkpoint import writes Gemma's query_pre_attn_scalar
+  // as it), read for every family as llama.cpp reads it for Granite's.
+  const double scale =
+      family.default_attention_scale
+          ? family.default_attention_scale({c.n_embd, c.n_layer, c.n_head, c.head_dim})
+          : 0.0;
+  if (file.contains(a + ".attention.scale") || scale > 0) {
+    c.attn_scale = positive_float(file, a + ".attention.scale", scale);
+  }
 }
 
 }  // namespace
@@ -66,6 +134,7 @@ ModelConfig read_model_config(const gguf::GgufFile& file) {
   }
   c.rope.freq_base = static_cast<float>(file.find_float(a + ".rope.freq_base").value_or(10000.0));
   read_rope_scaling(file, a, c.rope);
+  if (const ModelFamily* family = find_model_family(a)) read_family_keys(file, *family, c);
   return c;
 }
 

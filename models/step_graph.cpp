@@ -124,12 +124,14 @@ Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int
                 Parallel::kRow);
 }
 
-Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer) {
+Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w,
+                                GateActivation activation, int32_t layer) {
   const std::string p = "blk." + std::to_string(layer) + ".";
-  const Tensor attn = self_attention(norm(x, w.attn_norm, p + "attn_norm"), w.attn, layer, p);
+  Tensor attn = self_attention(norm(x, w.attn_norm, p + "attn_norm"), w.attn, layer, p);
+  if (w.attn_post_norm) attn = norm(attn, *w.attn_post_norm, p + "attn_post_norm");
   const Tensor mid = add(x, attn, p + "attn_residual");
-  const Tensor ffn =
-      gated_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, GateActivation::kSilu, p);
+  Tensor ffn = gated_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, activation, p);
+  if (w.ffn_post_norm) ffn = norm(ffn, *w.ffn_post_norm, p + "ffn_post_norm");
   return add(mid, ffn, p + "ffn_residual");
 }
 

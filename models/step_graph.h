@@ -24,7 +24,7 @@ struct GatedFfnWeights {
 // Gemma).
 enum class GateActivation { kSilu, kGelu };
 
-// Self-attention's projections; the q/k/v biases are Qwen2's.
+// Self-attention's projections, with biases where the family has them (Qwen2).
 struct AttentionWeights {
   Tensor wq, wk, wv, wo;
   std::optional<Tensor> bq, bk, bv;
@@ -36,12 +36,15 @@ struct AttentionWeights {
 // sums that an all-reduce adds up.
 enum class Parallel { kReplicated, kColumn, kRow };
 
-// One Llama-style decoder layer: pre-norm self-attention and pre-norm SwiGLU, each added back.
+// One decoder layer: pre-norm self-attention and a pre-norm gated feed-forward, each added back;
+// with post-norms (Gemma's sandwich), each output is normed before it is added.
 struct DecoderLayerWeights {
   Tensor attn_norm;
   AttentionWeights attn;
+  std::optional<Tensor> attn_post_norm;
   Tensor ffn_norm;
   GatedFfnWeights ffn;
+  std::optional<Tensor> ffn_post_norm;
 };
 
 class StepGraph {
@@ -82,9 +85,11 @@ class StepGraph {
   // "attention", "attn_output".
   Tensor self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
                         const std::string& prefix);
-  // x + self_attention(norm(x)), then that + SwiGLU gated_ffn(norm(that)), for layer
-  // "blk.<layer>.".
-  Tensor decoder_layer(const Tensor& x, const DecoderLayerWeights& w, int32_t layer);
+  // x + self_attention(norm(x)), then that + gated_ffn(norm(that)), each output normed first
+  // where the layer has post-norms, for layer "blk.<layer>." (nodes "attn_post_norm",
+  // "attn_residual", "ffn_post_norm", "ffn_residual").
+  Tensor decoder_layer(const Tensor& x, const DecoderLayerWeights& w, GateActivation activation,
+                       int32_t layer);
   // Keeps only the rows that need logits, then the final norm and the vocabulary projection,
   // soft-capped when the config says so: [logit_rows, n_vocab] (a tensor-parallel shard: its
   // vocabulary slice).

@@ -117,7 +117,8 @@ Action add_synth_command(CLI::App& app) {
   auto* vocab = cmd->add_option("--n-vocab", f->n_vocab, "vocabulary size (default 32000)");
   cmd->add_option("--ctx", f->n_ctx, "trained context length");
   cmd->add_option("--sliding-window", f->sliding_window,
-                  "gemma2: positions its sliding-window layers see (default 4096)");
+                  "families with a sliding window (gemma2): positions its windowed layers see "
+                  "(default: the family's)");
   cmd->add_option("--long-rope", f->long_rope_original_context,
                   "phi3: write LongRoPE factors that switch from short to long past this context");
   cmd->add_option("--vocab-from", f->vocab_from,

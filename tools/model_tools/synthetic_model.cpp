@@ -60,11 +60,10 @@ void check_block_size(const SyntheticShape& s, DType type) {
 }
 
 void check_shape(const SyntheticShape& s) {
-  const std::pair<const char*, int32_t> dims[] = {
-      {"n_embd", s.n_embd}, {"n_layer", s.n_layer},
-      {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
-      {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
-      {"ctx", s.n_ctx},     {"sliding_window", s.sliding_window}};
+  const std::pair<const char*, int32_t> dims[] = {{"n_embd", s.n_embd}, {"n_layer", s.n_layer},
+                                                  {"n_head", s.n_head}, {"n_head_kv", s.n_head_kv},
+                                                  {"n_ff", s.n_ff},     {"n_vocab", s.n_vocab},
+                                                  {"ctx", s.n_ctx}};
   for (const auto& [name, value] : dims) {
     if (value <= 0)
       invalid(std::string(name) + " = " + std::to_string(value) + " must be positive");
@@ -84,6 +83,12 @@ void check_shape(const SyntheticShape& s) {
   }
   if (s.long_rope_original_context > 0 && !family->long_rope) {
     invalid("LongRoPE factors are for families that have them; " + s.architecture + " has none");
+  }
+  if (s.sliding_window < 0) {
+    invalid("sliding_window = " + std::to_string(s.sliding_window) + " must be positive");
+  }
+  if (s.sliding_window > 0 && family->sliding_window == 0) {
+    invalid("a sliding window is for families that have one; " + s.architecture + " has none");
   }
   if (s.head_dim < 0 || s.head_dim % 2 != 0) {
     invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
@@ -299,11 +304,15 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
     writer.add_uint32(a + ".attention.key_length", head_dim);
     writer.add_uint32(a + ".attention.value_length", head_dim);
   }
-  for (const FamilyFloatKey& key : family.synth_keys) {
-    writer.add_float32(a + "." + std::string(key.suffix), key.value);
+  if (family.attn_softcap > 0) {
+    writer.add_float32(a + ".attn_logit_softcapping", family.attn_softcap);
   }
-  if (family.sliding_window) {
-    writer.add_uint32(a + ".attention.sliding_window", s.sliding_window);
+  if (family.final_softcap > 0) {
+    writer.add_float32(a + ".final_logit_softcapping", family.final_softcap);
+  }
+  if (family.sliding_window > 0) {
+    writer.add_uint32(a + ".attention.sliding_window",
+                      s.sliding_window > 0 ? s.sliding_window : family.sliding_window);
   }
 
   TensorList t(writer, options);
@@ -319,6 +328,7 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   for (int32_t i = 0; i < s.n_layer; ++i) {
     const std::string p = "blk." + std::to_string(i) + ".";
     for (const LayerTensor& tensor : family.layer) {
+      if (tensor.optional) continue;
       const std::string name = p + std::string(tensor.gguf);
       switch (tensor.role) {
         case TensorRole::kNorm:

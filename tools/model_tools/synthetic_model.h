@@ -27,8 +27,8 @@ struct SyntheticShape {
   int32_t n_ctx = 2048;
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-5f;
-  bool tied_embeddings = false;   // no output.weight: the output projection reuses token_embd
-  int32_t sliding_window = 4096;  // gemma2: the window of its even layers
+  bool tied_embeddings = false;  // no output.weight: the output projection reuses token_embd
+  int32_t sliding_window = 0;    // a windowed family's window; 0: the family's own
   // phi3, when > 0: LongRoPE factors (random, the long ones larger) switching past this context
   int32_t long_rope_original_context = 0;
 };

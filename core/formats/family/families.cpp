@@ -61,8 +61,17 @@ const ModelFamily* find_model_family(std::string_view gguf_arch) {
 
 const ModelFamily* find_hf_model_family(std::string_view hf_class) {
   for (const ModelFamily* family : kFamilies) {
-    for (std::string_view name : family->hf_classes) {
-      if (name == hf_class) return family;
+    for (const HfModelClass& model_class : family->hf_classes) {
+      if (model_class.name == hf_class) return family;
+    }
+  }
+  return nullptr;
+}
+
+const HfModelClass* find_hf_model_class(std::string_view name) {
+  for (const ModelFamily* family : kFamilies) {
+    for (const HfModelClass& model_class : family->hf_classes) {
+      if (model_class.name == name) return &model_class;
     }
   }
   return nullptr;
@@ -77,7 +86,7 @@ std::string model_family_names() {
 std::string hf_model_class_names() {
   std::vector<std::string_view> names;
   for (const ModelFamily* family : kFamilies) {
-    names.insert(names.end(), family->hf_classes.begin(), family->hf_classes.end());
+    for (const HfModelClass& model_class : family->hf_classes) names.push_back(model_class.name);
   }
   return listed(names, ", ");
 }

@@ -7,10 +7,22 @@
 
 namespace baton::families {
 
-inline constexpr std::string_view kLlamaClasses[] = {"LlamaForCausalLM", "MistralForCausalLM"};
+inline constexpr HfModelClass kLlamaClasses[] = {
+    {"LlamaForCausalLM"}, {.name = "MistralForCausalLM", .window_bounds_context = true}};
 
-inline constexpr LayerTensor kLlamaLayer[] = {kAttnNorm, kAttnQ,   kAttnK, kAttnV,  kAttnOutput,
-                                              kFfnNorm,  kFfnGate, kFfnUp, kFfnDown};
+// Some Llama checkpoints carry q/k/v biases (transformers' attention_bias); most do not.
+inline constexpr LayerTensor kLlamaLayer[] = {kAttnNorm,
+                                              kAttnQ,
+                                              kAttnK,
+                                              kAttnV,
+                                              optional(kAttnQBias),
+                                              optional(kAttnKBias),
+                                              optional(kAttnVBias),
+                                              kAttnOutput,
+                                              kFfnNorm,
+                                              kFfnGate,
+                                              kFfnUp,
+                                              kFfnDown};
 
 inline constexpr FamilyShape kLlamaShapes[] = {
     {"tinyllama-1.1b", 2048, 22, 32, 4, 0, 5632, 32000, 2048},

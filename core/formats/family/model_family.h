@@ -40,20 +40,38 @@ struct FusedPart {
 struct LayerTensor {
   std::string_view gguf;  // after "blk.<i>.": "attn_q.weight"
   std::string_view hf;    // after "model.layers.<i>.": "self_attn.q_proj.weight"
+  // The input of the layer's graph it is (models/decoder_model.cpp knows each): "attn_norm",
+  // "q", "q_bias", "attn_output", "attn_post_norm", "ffn_norm", "ffn_gate", ...; empty for a
+  // fused weight, whose parts name theirs.
+  std::string_view node;
   TensorRole role;
   FamilyDim rows;  // ignored for a fused weight: its parts add up to its rows
   FamilyDim cols = FamilyDim::kEmbd;
   std::span<const FusedPart> fused = {};
   // q and k, whose rows transformers orders as two halves per head and GGUF llama interleaves.
   bool rotary = false;
+  // Used where the file or checkpoint holds it, as Llama's q/k/v biases; `baton synth` leaves it
+  // out.
+  bool optional = false;
 
   int64_t row_count(const FamilySizes& sizes) const;
 };
 
-// A float metadata key `baton synth` writes as "<arch>.<suffix>", at the family's own value.
-struct FamilyFloatKey {
-  std::string_view suffix;
-  float value;
+// A Hugging Face model class the family converts from.
+struct HfModelClass {
+  std::string_view name;  // config.json "architectures"
+  // The model attends only to the last config.json "sliding_window" tokens (Mistral, Phi-3).
+  // Baton attends to the whole context, the same computation while the context is no longer
+  // than the window, so conversion bounds the context by it.
+  bool window_bounds_context = false;
+};
+
+// The gate's activation in the feed-forward: SiLU (SwiGLU) or GELU in its tanh form (GeGLU).
+enum class FamilyActivation : uint8_t { kSilu, kGelu };
+
+// The sizes a family's default attention scale may depend on.
+struct FamilyHyper {
+  int32_t n_embd, n_layer, n_head, head_dim;
 };
 
 // A shape `baton synth` knows by name.
@@ -65,20 +83,44 @@ struct FamilyShape {
   bool tied_embeddings = false;
 };
 
+// A family's graph is the decoder of models/decoder_model.cpp: token embeddings, then layers of
+// pre-norm self-attention and a pre-norm gated feed-forward, each added back, then the final norm
+// and the vocabulary projection. The layer's tensors (`layer`) and the fields below say how a
+// family departs from Llama's: a layer that lists post-norms applies them to the attention's and
+// the feed-forward's output before the residual add (Gemma's sandwich), biases are added to
+// their projections.
 struct ModelFamily {
   std::string_view gguf_arch;  // general.architecture, and its metadata keys' prefix
   std::string_view summary;    // what sets it apart, for help texts
-  std::span<const std::string_view> hf_classes;  // config.json "architectures" it converts from
-  std::span<const LayerTensor> layer;            // in file order
+  std::span<const HfModelClass> hf_classes;
+  std::span<const LayerTensor> layer;  // in file order
   // GGUF keeps the rotary pairs interleaved (llama) where transformers keeps two halves per head:
-  // the rotary tensors' rows (and a PEFT adapter's B rows for them) are reordered on import.
+  // the rotary tensors' rows (and a PEFT adapter's B rows for them) are reordered on import, and
+  // the graph rotates adjacent pairs (RopeMode::kNormal) rather than halves (kNeox).
   bool interleave_rotary = false;
-  bool norm_plus_one = false;      // transformers stores w, GGUF 1 + w (Gemma's RMSNorm)
-  bool long_rope = false;          // LongRoPE factors (Phi-3's 128k models)
-  bool sliding_window = false;     // attention.sliding_window on alternate layers (Gemma 2)
+  bool norm_plus_one = false;  // transformers stores w, GGUF 1 + w (Gemma's RMSNorm)
+  FamilyActivation activation = FamilyActivation::kSilu;
+  bool scale_embeddings = false;  // token embeddings × sqrt(n_embd) (Gemma)
+  bool long_rope = false;         // LongRoPE factors (Phi-3's 128k models)
+  // Soft caps of the attention scores and the logits ("<arch>.attn_logit_softcapping",
+  // "final_logit_softcapping"): the family's values where its files leave the keys out; 0 for
+  // none.
+  float attn_softcap = 0, final_softcap = 0;
+  // Sliding-window attention ("<arch>.attention.sliding_window"): the family's window where its
+  // files leave the key out, 0 for none, and the period of "attention.sliding_window_pattern"
+  // where they leave that out (the last layer of each period attends globally).
+  int32_t sliding_window = 0, sliding_window_period = 0;
+  // The attention scale where the file has no "<arch>.attention.scale"; null: 1/sqrt(head_dim).
+  double (*default_attention_scale)(const FamilyHyper&) = nullptr;
+  // config.json's query_pre_attn_scalar (default head_dim) scales the scores by its inverse
+  // square root; conversion writes that as attention.scale.
+  bool query_pre_attn_scalar = false;
   bool explicit_head_dim = false;  // attention.key_length/value_length written (head_dim free)
-  std::span<const FamilyFloatKey> synth_keys = {};
-  bool tied_by_default = false;  // `baton synth --arch` ties the output to the embeddings
+  // Boolean config.json keys the family cannot honour when true, refused on conversion (Qwen2's
+  // use_sliding_window, which GGUF has no key for).
+  std::span<const std::string_view> hf_refused_flags = {};
+  bool hf_tied_by_default = false;  // transformers' config ties embeddings unless it says not
+  bool tied_by_default = false;     // `baton synth --arch` ties the output to the embeddings
   std::span<const FamilyShape> shapes = {};
 };
 
@@ -89,6 +131,7 @@ const ModelFamily* find_model_family(std::string_view gguf_arch);
 const ModelFamily* find_hf_model_family(std::string_view hf_class);
 // "llama, qwen2, phi3 or gemma2", for errors.
 std::string model_family_names();
+const HfModelClass* find_hf_model_class(std::string_view name);
 // "LlamaForCausalLM, MistralForCausalLM, ...", for errors.
 std::string hf_model_class_names();
 

@@ -8,7 +8,8 @@
 
 namespace baton::families {
 
-inline constexpr std::string_view kPhi3Classes[] = {"Phi3ForCausalLM"};
+inline constexpr HfModelClass kPhi3Classes[] = {
+    {.name = "Phi3ForCausalLM", .window_bounds_context = true}};
 
 // Transformers' Phi3Attention slices qkv_proj's output as [q | k | v] and Phi3MLP gate_up_proj's
 // as [gate | up], as llama.cpp's phi3 does.
@@ -17,12 +18,16 @@ inline constexpr FusedPart kPhi3Qkv[] = {
 inline constexpr FusedPart kPhi3GateUp[] = {{"ffn_gate", FamilyDim::kFf},
                                             {"ffn_up", FamilyDim::kFf}};
 
-inline constexpr LayerTensor kPhi3QkvTensor{"attn_qkv.weight",   "self_attn.qkv_proj.weight",
-                                            TensorRole::kMatrix, FamilyDim::kQ,
-                                            FamilyDim::kEmbd,    kPhi3Qkv};
-inline constexpr LayerTensor kPhi3GateUpTensor{"ffn_up.weight",     "mlp.gate_up_proj.weight",
-                                               TensorRole::kMatrix, FamilyDim::kFf,
-                                               FamilyDim::kEmbd,    kPhi3GateUp};
+inline constexpr LayerTensor kPhi3QkvTensor{.gguf = "attn_qkv.weight",
+                                            .hf = "self_attn.qkv_proj.weight",
+                                            .role = TensorRole::kMatrix,
+                                            .rows = FamilyDim::kQ,
+                                            .fused = kPhi3Qkv};
+inline constexpr LayerTensor kPhi3GateUpTensor{.gguf = "ffn_up.weight",
+                                               .hf = "mlp.gate_up_proj.weight",
+                                               .role = TensorRole::kMatrix,
+                                               .rows = FamilyDim::kFf,
+                                               .fused = kPhi3GateUp};
 
 inline constexpr LayerTensor kPhi3Layer[] = {kAttnNorm, kPhi3QkvTensor,    kAttnOutput,
                                              kFfnNorm,  kPhi3GateUpTensor, kFfnDown};

@@ -7,18 +7,14 @@
 
 namespace baton::families {
 
-inline constexpr std::string_view kQwen2Classes[] = {"Qwen2ForCausalLM"};
+inline constexpr HfModelClass kQwen2Classes[] = {{"Qwen2ForCausalLM"}};
 
-inline constexpr LayerTensor kQwen2QBias{"attn_q.bias", "self_attn.q_proj.bias", TensorRole::kBias,
-                                         FamilyDim::kQ};
-inline constexpr LayerTensor kQwen2KBias{"attn_k.bias", "self_attn.k_proj.bias", TensorRole::kBias,
-                                         FamilyDim::kKv};
-inline constexpr LayerTensor kQwen2VBias{"attn_v.bias", "self_attn.v_proj.bias", TensorRole::kBias,
-                                         FamilyDim::kKv};
+inline constexpr LayerTensor kQwen2Layer[] = {kAttnNorm,  kAttnQ,     kAttnK,     kAttnV,
+                                              kAttnQBias, kAttnKBias, kAttnVBias, kAttnOutput,
+                                              kFfnNorm,   kFfnGate,   kFfnUp,     kFfnDown};
 
-inline constexpr LayerTensor kQwen2Layer[] = {kAttnNorm,   kAttnQ,      kAttnK,      kAttnV,
-                                              kQwen2QBias, kQwen2KBias, kQwen2VBias, kAttnOutput,
-                                              kFfnNorm,    kFfnGate,    kFfnUp,      kFfnDown};
+// Windowed layers (max_window_layers) have no GGUF key, in llama.cpp either.
+inline constexpr std::string_view kQwen2RefusedFlags[] = {"use_sliding_window"};
 
 inline constexpr FamilyShape kQwen2Shapes[] = {
     {"qwen2-0.5b", 896, 24, 14, 2, 0, 4864, 151936, 32768, 1000000.0f, 1e-6f, true},
@@ -28,6 +24,7 @@ inline constexpr ModelFamily kQwen2{.gguf_arch = "qwen2",
                                     .summary = "q/k/v biases",
                                     .hf_classes = kQwen2Classes,
                                     .layer = kQwen2Layer,
+                                    .hf_refused_flags = kQwen2RefusedFlags,
                                     .tied_by_default = true,
                                     .shapes = kQwen2Shapes};
 

@@ -7,33 +7,75 @@
 
 namespace baton::families {
 
-inline constexpr LayerTensor kAttnNorm{"attn_norm.weight", "input_layernorm.weight",
-                                       TensorRole::kNorm, FamilyDim::kEmbd};
-inline constexpr LayerTensor kAttnQ{"attn_q.weight",
-                                    "self_attn.q_proj.weight",
-                                    TensorRole::kMatrix,
-                                    FamilyDim::kQ,
-                                    FamilyDim::kEmbd,
-                                    {},
-                                    true};
-inline constexpr LayerTensor kAttnK{"attn_k.weight",
-                                    "self_attn.k_proj.weight",
-                                    TensorRole::kMatrix,
-                                    FamilyDim::kKv,
-                                    FamilyDim::kEmbd,
-                                    {},
-                                    true};
-inline constexpr LayerTensor kAttnV{"attn_v.weight", "self_attn.v_proj.weight", TensorRole::kMatrix,
-                                    FamilyDim::kKv};
-inline constexpr LayerTensor kAttnOutput{"attn_output.weight", "self_attn.o_proj.weight",
-                                         TensorRole::kMatrix, FamilyDim::kEmbd, FamilyDim::kQ};
-inline constexpr LayerTensor kFfnNorm{"ffn_norm.weight", "post_attention_layernorm.weight",
-                                      TensorRole::kNorm, FamilyDim::kEmbd};
-inline constexpr LayerTensor kFfnGate{"ffn_gate.weight", "mlp.gate_proj.weight",
-                                      TensorRole::kMatrix, FamilyDim::kFf};
-inline constexpr LayerTensor kFfnUp{"ffn_up.weight", "mlp.up_proj.weight", TensorRole::kMatrix,
-                                    FamilyDim::kFf};
-inline constexpr LayerTensor kFfnDown{"ffn_down.weight", "mlp.down_proj.weight",
-                                      TensorRole::kMatrix, FamilyDim::kEmbd, FamilyDim::kFf};
+inline constexpr LayerTensor kAttnNorm{.gguf = "attn_norm.weight",
+                                       .hf = "input_layernorm.weight",
+                                       .node = "attn_norm",
+                                       .role = TensorRole::kNorm,
+                                       .rows = FamilyDim::kEmbd};
+inline constexpr LayerTensor kAttnQ{.gguf = "attn_q.weight",
+                                    .hf = "self_attn.q_proj.weight",
+                                    .node = "q",
+                                    .role = TensorRole::kMatrix,
+                                    .rows = FamilyDim::kQ,
+                                    .rotary = true};
+inline constexpr LayerTensor kAttnK{.gguf = "attn_k.weight",
+                                    .hf = "self_attn.k_proj.weight",
+                                    .node = "k",
+                                    .role = TensorRole::kMatrix,
+                                    .rows = FamilyDim::kKv,
+                                    .rotary = true};
+inline constexpr LayerTensor kAttnV{.gguf = "attn_v.weight",
+                                    .hf = "self_attn.v_proj.weight",
+                                    .node = "v",
+                                    .role = TensorRole::kMatrix,
+                                    .rows = FamilyDim::kKv};
+inline constexpr LayerTensor kAttnQBias{.gguf = "attn_q.bias",
+                                        .hf = "self_attn.q_proj.bias",
+                                        .node = "q_bias",
+                                        .role = TensorRole::kBias,
+                                        .rows = FamilyDim::kQ};
+inline constexpr LayerTensor kAttnKBias{.gguf = "attn_k.bias",
+                                        .hf = "self_attn.k_proj.bias",
+                                        .node = "k_bias",
+                                        .role = TensorRole::kBias,
+                                        .rows = FamilyDim::kKv};
+inline constexpr LayerTensor kAttnVBias{.gguf = "attn_v.bias",
+                                        .hf = "self_attn.v_proj.bias",
+                                        .node = "v_bias",
+                                        .role = TensorRole::kBias,
+                                        .rows = FamilyDim::kKv};
+inline constexpr LayerTensor kAttnOutput{.gguf = "attn_output.weight",
+                                         .hf = "self_attn.o_proj.weight",
+                                         .node = "attn_output",
+                                         .role = TensorRole::kMatrix,
+                                         .rows = FamilyDim::kEmbd,
+                                         .cols = FamilyDim::kQ};
+inline constexpr LayerTensor kFfnNorm{.gguf = "ffn_norm.weight",
+                                      .hf = "post_attention_layernorm.weight",
+                                      .node = "ffn_norm",
+                                      .role = TensorRole::kNorm,
+                                      .rows = FamilyDim::kEmbd};
+inline constexpr LayerTensor kFfnGate{.gguf = "ffn_gate.weight",
+                                      .hf = "mlp.gate_proj.weight",
+                                      .node = "ffn_gate",
+                                      .role = TensorRole::kMatrix,
+                                      .rows = FamilyDim::kFf};
+inline constexpr LayerTensor kFfnUp{.gguf = "ffn_up.weight",
+                                    .hf = "mlp.up_proj.weight",
+                                    .node = "ffn_up",
+                                    .role = TensorRole::kMatrix,
+                                    .rows = FamilyDim::kFf};
+inline constexpr LayerTensor kFfnDown{.gguf = "ffn_down.weight",
+                                      .hf = "mlp.down_proj.weight",
+                                      .node = "ffn_down",
+                                      .role = TensorRole::kMatrix,
+                                      .rows = FamilyDim::kEmbd,
+                                      .cols = FamilyDim::kFf};
+
+// A row that the family's files may leave out.
+constexpr LayerTensor optional(LayerTensor tensor) {
+  tensor.optional = true;
+  return tensor;
+}
 
 }  // namespace baton::families

@@ -52,13 +52,14 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
     w.add_uint32(key("rope.scaling.original_context_length"), c.long_rope->original_context);
     w.add_float32(key("rope.scaling.attn_factor"), static_cast<float>(c.long_rope->attn_factor));
   }
-  if (c.gemma2) {
-    w.add_float32(key("attn_logit_softcapping"), static_cast<float>(c.gemma2->attn_softcap));
-    w.add_float32(key("final_logit_softcapping"), static_cast<float>(c.gemma2->final_softcap));
-    w.add_uint32(key("attention.sliding_window"), c.gemma2->sliding_window);
-    w.add_float32(key("attention.scale"),
-                  static_cast<float>(1.0 / std::sqrt(c.gemma2->query_pre_attn_scalar)));
+  if (c.attn_softcap)
+    w.add_float32(key("attn_logit_softcapping"), static_cast<float>(*c.attn_softcap));
+  if (c.final_softcap) {
+    w.add_float32(key("final_logit_softcapping"), static_cast<float>(*c.final_softcap));
   }
+  if (c.sliding_window) w.add_uint32(key("attention.sliding_window"), *c.sliding_window);
+  if (c.attention_scale)
+    w.add_float32(key("attention.scale"), static_cast<float>(*c.attention_scale));
   w.add_uint32(key("vocab_size"), c.vocab_size);
   w.add_uint32("general.file_type", file_type);
 }

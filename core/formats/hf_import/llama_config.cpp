@@ -135,26 +135,51 @@ std::optional<LongRopeParams> read_long_rope(const ConfigReader& r, const LlamaC
   return p;
 }
 
-// Gemma 2's additions, with transformers' Gemma2Config defaults.
-Gemma2Params read_gemma2(const ConfigReader& r, int32_t head_dim) {
+// The config.json name of the family's feed-forward activation.
+std::string_view activation_name(FamilyActivation activation) {
+  return activation == FamilyActivation::kGelu ? "gelu_pytorch_tanh" : "silu";
+}
+
+// What the family's descriptor adds to the keys every family shares, with its defaults where
+// config.json leaves them out, as transformers' config class has them.
+void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
+  const ModelFamily& family = *c.family;
   const nlohmann::json& j = r.json();
-  for (const char* key : {"hidden_activation", "hidden_act"}) {
-    const std::string activation = find_string(j, key, r.path()).value_or("gelu_pytorch_tanh");
-    if (activation != "gelu_pytorch_tanh") {
-      throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(key) + " '" +
-                                                   gguf::printable(activation) +
-                                                   "' is not supported (gelu_pytorch_tanh is)");
+  for (std::string_view flag : family.hf_refused_flags) {
+    if (find_bool(j, flag, r.path()).value_or(false)) {
+      throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(flag) +
+                                                   " is not supported by Baton's " +
+                                                   std::string(family.gguf_arch));
     }
   }
-  Gemma2Params g;
-  g.attn_softcap = find_number(j, "attn_logit_softcapping", r.path()).value_or(50.0);
-  g.final_softcap = find_number(j, "final_logit_softcapping", r.path()).value_or(30.0);
-  g.query_pre_attn_scalar = find_number(j, "query_pre_attn_scalar", r.path()).value_or(head_dim);
-  g.sliding_window = r.positive("sliding_window", 4096);
-  if (!(g.attn_softcap > 0) || !(g.final_softcap > 0) || !(g.query_pre_attn_scalar > 0)) {
-    r.invalid("the soft-caps and query_pre_attn_scalar must be positive");
+  if (family.activation != FamilyActivation::kSilu) {
+    const std::string_view expected = activation_name(family.activation);
+    for (const char* key : {"hidden_activation", "hidden_act"}) {
+      const std::string activation = find_string(j, key, r.path()).value_or(std::string(expected));
+      if (activation != expected) {
+        throw Error(ErrorCategory::kUnsupported,
+                    "config.json: " + std::string(key) + " '" + gguf::printable(activation) +
+                        "' is not supported (" + std::string(expected) + " is)");
+      }
+    }
   }
-  return g;
+  const auto positive_number = [&](const char* key, double fallback) {
+    const double value = find_number(j, key, r.path()).value_or(fallback);
+    if (!(value > 0)) r.invalid("\"" + std::string(key) + "\" must be positive");
+    return value;
+  };
+  if (family.attn_softcap > 0) {
+    c.attn_softcap = positive_number("attn_logit_softcapping", family.attn_softcap);
+  }
+  if (family.final_softcap > 0) {
+    c.final_softcap = positive_number("final_logit_softcapping", family.final_softcap);
+  }
+  if (family.query_pre_attn_scalar) {
+    c.attention_scale = 1.0 / std::sqrt(positive_number("query_pre_attn_scalar", c.head_dim));
+  }
+  if (family.sliding_window > 0)
+    c.sliding_window = r.positive("sliding_window", family.sliding_window);
+  if (family.hf_tied_by_default) c.tie_word_embeddings = true;
 }
 
 }  // namespace
@@ -164,14 +189,6 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   LlamaConfig c;
   c.architecture = r.architecture();
   c.family = find_hf_model_family(c.architecture);
-  if (c.architecture == "Qwen2ForCausalLM") {
-    // GGUF has no key for Qwen2's windowed layers (max_window_layers on), nor has llama.cpp.
-    if (find_bool(r.json(), "use_sliding_window", r.path()).value_or(false)) {
-      throw Error(ErrorCategory::kUnsupported,
-                  "config.json: use_sliding_window is not supported (Qwen2 with full attention "
-                  "is)");
-    }
-  }
   c.hidden_size = r.positive("hidden_size");
   c.intermediate_size = r.positive("intermediate_size");
   c.n_layer = r.positive("num_hidden_layers");
@@ -193,13 +210,9 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
               " is not a multiple of num_key_value_heads " + std::to_string(c.n_head_kv));
   }
   c.context_length = r.positive("max_position_embeddings", c.context_length);
-  // Mistral and Phi-3 attend only to the last sliding_window tokens. Baton attends to the whole
-  // context, which is the same computation while the context is no longer than the window.
-  // (Qwen2 uses its sliding_window only with use_sliding_window, refused above.)
-  const bool windowed =
-      c.architecture == "MistralForCausalLM" || c.architecture == "Phi3ForCausalLM";
   if (const std::optional<int64_t> window = find_int(r.json(), "sliding_window", r.path());
-      windowed && window && *window > 0 && *window < c.context_length) {
+      find_hf_model_class(c.architecture)->window_bounds_context && window && *window > 0 &&
+      *window < c.context_length) {
     c.context_length = static_cast<int32_t>(*window);
   }
   if (c.family->long_rope) {
@@ -212,10 +225,7 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
                       " is not supported (rotary over the whole head is)");
     }
   }
-  if (c.architecture == "Gemma2ForCausalLM") {
-    c.gemma2 = read_gemma2(r, c.head_dim);
-    c.tie_word_embeddings = true;  // Gemma2Config's default
-  }
+  read_family_keys(r, c);
   c.vocab_size = r.positive("vocab_size");
   // The converter writes a token for every id, so a corrupt count would exhaust memory; the
   // largest vocabularies published hold a few hundred thousand tokens.

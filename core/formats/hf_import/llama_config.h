@@ -23,18 +23,15 @@ struct LongRopeParams {
   double attn_factor = 1.0;
 };
 
-// What Gemma 2 adds to a Llama-style config.
-struct Gemma2Params {
-  double attn_softcap = 50.0, final_softcap = 30.0;
-  double query_pre_attn_scalar = 256.0;  // scores are scaled by its inverse square root
-  int32_t sliding_window = 4096;         // of the even layers
-};
-
 struct LlamaConfig {
-  std::string architecture;             // the model class, one of a family's hf_classes
-  const ModelFamily* family = nullptr;  // the family it converts to (core/formats/family)
-  std::optional<Gemma2Params> gemma2;
+  std::string architecture;                 // the model class, one of a family's hf_classes
+  const ModelFamily* family = nullptr;      // the family it converts to (core/formats/family)
   std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
+  // What the family's descriptor adds (its defaults where config.json has no value); unset for
+  // a family without them.
+  std::optional<double> attn_softcap, final_softcap;
+  std::optional<double> attention_scale;  // 1/sqrt(query_pre_attn_scalar)
+  std::optional<int32_t> sliding_window;
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;
   int32_t n_layer = 0;

@@ -35,14 +35,16 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
           t.push_back(norm(source, name));
           break;
         case TensorRole::kBias:
-          t.push_back({source, name, {rows}});
+          t.push_back(
+              {.source = source, .name = name, .shape = {rows}, .optional = tensor.optional});
           break;
         case TensorRole::kMatrix:
           // A fused weight stays fused: the GGUF family splits it as the checkpoint's does.
-          t.push_back({source,
-                       name,
-                       {rows, sizes.of(tensor.cols)},
-                       tensor.rotary && family.interleave_rotary});
+          t.push_back({.source = source,
+                       .name = name,
+                       .shape = {rows, sizes.of(tensor.cols)},
+                       .interleave_rotary = tensor.rotary && family.interleave_rotary,
+                       .optional = tensor.optional});
           break;
       }
     }
@@ -71,6 +73,7 @@ std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
   for (const TensorMapping& m : expected) {
     const SafetensorsTensor* found = weights.find(m.source);
     if (m.source == kOutputSource && (config.tie_word_embeddings || !found)) continue;
+    if (m.optional && !found) continue;
     if (!found) {
       throw Error(ErrorCategory::kInvalidModel, "the checkpoint has no tensor '" + m.source + "'");
     }

@@ -14,9 +14,10 @@ TEST(ModelFamilies, EveryNameSelectsOneFamily) {
   for (const ModelFamily* family : model_families()) {
     EXPECT_TRUE(archs.insert(family->gguf_arch).second) << family->gguf_arch;
     EXPECT_EQ(find_model_family(family->gguf_arch), family);
-    for (std::string_view name : family->hf_classes) {
-      EXPECT_TRUE(classes.insert(name).second) << name;
-      EXPECT_EQ(find_hf_model_family(name), family);
+    for (const HfModelClass& model_class : family->hf_classes) {
+      EXPECT_TRUE(classes.insert(model_class.name).second) << model_class.name;
+      EXPECT_EQ(find_hf_model_family(model_class.name), family);
+      EXPECT_EQ(find_hf_model_class(model_class.name), &model_class);
     }
     for (const FamilyShape& shape : family->shapes) {
       EXPECT_TRUE(shapes.insert(shape.name).second) << shape.name;
@@ -27,31 +28,30 @@ TEST(ModelFamilies, EveryNameSelectsOneFamily) {
   EXPECT_EQ(model_family_names(), "llama, qwen2, phi3 or gemma2");
 }
 
-// Each layer feeds every node of the step graph's layer exactly once, from a tensor under a GGUF
-// and a Hugging Face name of its own, and only q and k are rotary.
-TEST(ModelFamilies, EveryLayerFeedsEachLinearNodeOnce) {
-  const std::set<std::string> kNodes = {"q",        "k",      "v",       "attn_output",
-                                        "ffn_gate", "ffn_up", "ffn_down"};
+// Each layer feeds every node of the decoder's layer that has no default exactly once (the
+// weights, both norms), from a tensor under a GGUF and a Hugging Face name of its own; a fused
+// tensor names its parts' nodes instead of its own; only q and k are rotary; only biases are
+// optional.
+TEST(ModelFamilies, EveryLayerFeedsEachRequiredNodeOnce) {
+  const std::set<std::string_view> kRequired = {
+      "attn_norm", "q", "k", "v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
   for (const ModelFamily* family : model_families()) {
-    std::multiset<std::string> fed;
+    std::multiset<std::string_view> fed;
     std::set<std::string_view> gguf, hf;
     for (const LayerTensor& t : family->layer) {
       EXPECT_TRUE(gguf.insert(t.gguf).second) << family->gguf_arch << " " << t.gguf;
       EXPECT_TRUE(hf.insert(t.hf).second) << family->gguf_arch << " " << t.hf;
-      EXPECT_EQ(t.rotary, t.gguf == "attn_q.weight" || t.gguf == "attn_k.weight")
-          << family->gguf_arch << " " << t.gguf;
-      if (t.role != TensorRole::kMatrix) continue;
-      if (!t.fused.empty()) {
-        for (const FusedPart& part : t.fused) fed.insert(std::string(part.node));
-        continue;
-      }
-      std::string node(t.gguf.substr(0, t.gguf.find('.')));
-      if (node.starts_with("attn_") && node != "attn_output") node = node.substr(5);  // attn_q: q
-      fed.insert(node);
+      EXPECT_EQ(t.rotary, t.node == "q" || t.node == "k") << family->gguf_arch << " " << t.gguf;
+      EXPECT_TRUE(!t.optional || t.role == TensorRole::kBias) << family->gguf_arch << " " << t.gguf;
+      EXPECT_EQ(t.node.empty(), !t.fused.empty()) << family->gguf_arch << " " << t.gguf;
+      if (t.fused.empty()) fed.insert(t.node);
+      for (const FusedPart& part : t.fused) fed.insert(part.node);
     }
-    EXPECT_EQ(fed, std::multiset<std::string>(kNodes.begin(), kNodes.end())) << family->gguf_arch;
-    EXPECT_TRUE(gguf.contains("attn_norm.weight") && gguf.contains("ffn_norm.weight"))
-        << family->gguf_arch;
+    for (std::string_view node : kRequired) {
+      EXPECT_EQ(fed.count(node), 1u) << family->gguf_arch << " " << node;
+    }
+    for (std::string_view node : fed)
+      EXPECT_EQ(fed.count(node), 1u) << family->gguf_arch << " " << node;
   }
 }
 

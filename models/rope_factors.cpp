@@ -1,0 +1,48 @@
+#include "models/rope_factors.h"
+
+#include "baton/error.h"
+
+namespace baton {
+namespace {
+
+std::optional<ModelConfig::LongRope> read_long_rope(const WeightLoader& load,
+                                                    const ModelConfig& c) {
+  const gguf::GgufFile& file = load.file();
+  const std::string name = file.path().filename().string();
+  auto long_factors = load.find_host_f32("rope_factors_long.weight", c.rope.n_rot / 2);
+  auto short_factors = load.find_host_f32("rope_factors_short.weight", c.rope.n_rot / 2);
+  if (!long_factors && !short_factors) return std::nullopt;
+  if (!long_factors || !short_factors) {
+    throw Error(ErrorCategory::kInvalidModel,
+                name + ": LongRoPE needs both rope_factors_long and rope_factors_short");
+  }
+  if (c.rope.n_rot != c.head_dim) {
+    throw Error(ErrorCategory::kUnsupported, name + ": LongRoPE with a partial rotation (n_rot " +
+                                                 std::to_string(c.rope.n_rot) + " of head size " +
+                                                 std::to_string(c.head_dim) + ") is not supported");
+  }
+  const std::string a = c.architecture;
+  ModelConfig::LongRope r{
+      .short_factors = std::move(*short_factors),
+      .long_factors = std::move(*long_factors),
+      .original_context = static_cast<int32_t>(
+          file.find_int(a + ".rope.scaling.original_context_length").value_or(c.n_ctx_train)),
+      .attn_factor =
+          static_cast<float>(file.find_float(a + ".rope.scaling.attn_factor").value_or(1.0))};
+  if (r.original_context <= 0 || !(r.attn_factor > 0.0f)) {
+    throw Error(ErrorCategory::kInvalidModel,
+                name + ": rope.scaling.original_context_length and attn_factor must be positive");
+  }
+  return r;
+}
+
+}  // namespace
+
+void read_rope_factors(const WeightLoader& load, const ModelFamily& family, ModelConfig& config) {
+  if (auto factors = load.find_host_f32("rope_freqs.weight", config.rope.n_rot / 2)) {
+    config.rope.freq_factors = std::move(*factors);
+  }
+  if (family.long_rope) config.long_rope = read_long_rope(load, config);
+}
+
+}  // namespace baton
