@@ -9,30 +9,6 @@
 #include "core/serving/sampling/gbnf_text.h"
 
 namespace baton {
-
-bool GrammarElement::matches(uint32_t code_point) const {
-  const bool inside = std::any_of(ranges.begin(), ranges.end(), [&](const auto& r) {
-    return r.first <= code_point && code_point <= r.second;
-  });
-  return inside != negated;
-}
-
-bool GrammarElement::matches_any(uint32_t low, uint32_t high) const {
-  if (!negated) {
-    return std::any_of(ranges.begin(), ranges.end(),
-                       [&](const auto& r) { return r.first <= high && low <= r.second; });
-  }
-  // Some code point of [low, high] is outside every range unless the ranges cover it all.
-  for (uint32_t next = low;;) {
-    const auto covering = std::find_if(ranges.begin(), ranges.end(), [&](const auto& r) {
-      return r.first <= next && next <= r.second;
-    });
-    if (covering == ranges.end()) return true;
-    if (covering->second >= high) return false;
-    next = covering->second + 1;
-  }
-}
-
 namespace {
 
 // A grammar may come from any client of the server: bounds on what parsing it may build.
