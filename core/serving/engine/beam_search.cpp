@@ -2,6 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
+
+#include "baton/error.h"
+#include "core/serving/sampling/logprobs.h"
 
 namespace baton {
 
@@ -40,6 +45,47 @@ BeamSelection select_beams(std::span<const double> cumulative,
 double beam_score(double cumulative_logprob, size_t length, float length_penalty) {
   return cumulative_logprob / std::pow(static_cast<double>(std::max<size_t>(length, 1)),
                                        static_cast<double>(length_penalty));
+}
+
+std::vector<TokenLogprob> beam_candidates(std::span<const float> logits, int32_t count,
+                                          const std::vector<char>* allowed) {
+  if (!allowed) return LogSoftmax(logits).top(count);
+  std::vector<float> masked(logits.begin(), logits.end());
+  for (size_t id = 0; id < masked.size(); ++id) {
+    if (id >= allowed->size() || !(*allowed)[id]) {
+      masked[id] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  std::vector<TokenLogprob> top = LogSoftmax(masked).top(count);
+  std::erase_if(top, [](const TokenLogprob& t) { return !std::isfinite(t.logprob); });
+  return top;
+}
+
+bool BeamSearch::report(SeqId seq, std::vector<TokenLogprob> candidates, size_t live) {
+  candidates_[seq] = std::move(candidates);
+  return candidates_.size() >= live;
+}
+
+std::vector<std::vector<TokenLogprob>> BeamSearch::take(std::span<const SeqId> beams) {
+  std::vector<std::vector<TokenLogprob>> top;
+  for (SeqId beam : beams) top.push_back(std::move(candidates_.at(beam)));
+  candidates_.clear();
+  return top;
+}
+
+std::vector<FinishedBeam> BeamSearch::best(int32_t n) {
+  if (finished_.size() < static_cast<size_t>(n)) {
+    throw Error(ErrorCategory::kInvalidArgument,
+                "beam search found " + std::to_string(finished_.size()) +
+                    " of the n = " + std::to_string(n) +
+                    " completions asked for: the grammar allows fewer outputs from here");
+  }
+  std::stable_sort(finished_.begin(), finished_.end(),
+                   [](const FinishedBeam& a, const FinishedBeam& b) { return a.score > b.score; });
+  finished_.resize(static_cast<size_t>(n));
+  std::vector<FinishedBeam> best = std::move(finished_);
+  finished_.clear();
+  return best;
 }
 
 }  // namespace baton

@@ -160,7 +160,7 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
 
 void Engine::remove_sequence(Request& request, Sequence* sequence) {
   scheduler_.remove(sequence);
-  request.beam_candidates.erase(sequence);
+  request.beams.forget(sequence->seq);
   std::erase_if(request.sequences, [&](const auto& s) { return s.get() == sequence; });
 }
 

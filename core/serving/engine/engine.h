@@ -15,6 +15,7 @@
 #include "baton/llm_options.h"
 #include "core/formats/tokenizer/tokenizer.h"
 #include "core/runtime/backend.h"
+#include "core/serving/engine/beam_search.h"
 #include "core/serving/engine/block_manager.h"
 #include "core/serving/engine/grammar_service.h"
 #include "core/serving/engine/length_head.h"
@@ -109,21 +110,11 @@ class Engine {
   const BlockManager& blocks() const { return blocks_; }
 
  private:
-  struct FinishedBeam {
-    std::vector<int32_t> tokens;
-    double cumulative_logprob;
-    double score;
-    FinishReason reason;
-    bool last_token_is_text = false;  // ended where its grammar allows nothing more
-  };
   struct Request {
     GenerationParams params;
     std::vector<std::unique_ptr<Sequence>> sequences;  // live samples or beams
     bool forked = false;  // the prompt's logits were consumed and the samples split off
-    // Beam search: the next-token candidates of each live beam whose logits have arrived (a
-    // step of the search runs when all have), and the beams that ended.
-    std::map<const Sequence*, std::vector<TokenLogprob>> beam_candidates;
-    std::vector<FinishedBeam> finished_beams;
+    BeamSearch beams;     // with beam search: the live beams' reports and the ended beams
     std::chrono::steady_clock::time_point first_scheduled{};
     int32_t cached_prompt_tokens = 0;
     LoraResidency::Handle lora;   // params.lora's adapter, as it arrived; null: none

@@ -1,15 +1,8 @@
 // Beam search over the engine's sequences: the beams of a request are sequences that share KV
 // blocks copy-on-write, and a search step runs once every live beam has its logits.
 
-#include <algorithm>
-#include <cmath>
-#include <limits>
-
-#include "baton/error.h"
-#include "core/serving/engine/beam_search.h"
 #include "core/serving/engine/engine.h"
 #include "core/serving/engine/stop_check.h"
-#include "core/serving/sampling/logprobs.h"
 
 namespace baton {
 
@@ -17,16 +10,17 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
                            std::vector<SequenceUpdate>& updates) {
   const GenerationParams& params = request.params;
   const uint64_t id = s.id;  // `s` may end below
-  request.beam_candidates[&s] = beam_candidates(s, logits, 2 * params.beam_width);
-  if (request.beam_candidates.size() < request.sequences.size()) return;
-
+  if (!request.beams.report(s.seq, beam_candidates(s, logits, 2 * params.beam_width),
+                            request.sequences.size())) {
+    return;
+  }
   std::vector<double> cumulative;
-  std::vector<std::vector<TokenLogprob>> top;
+  std::vector<SeqId> live;
   for (const auto& beam : request.sequences) {
     cumulative.push_back(beam->cumulative_logprob);
-    top.push_back(std::move(request.beam_candidates.at(beam.get())));
+    live.push_back(beam->seq);
   }
-  request.beam_candidates.clear();
+  const std::vector<std::vector<TokenLogprob>> top = request.beams.take(live);
   const auto end_token = [&](int32_t token) { return is_stop_token(params, tokenizer_, token); };
   const auto ends = [&](size_t parent, int32_t token) {
     const Sampler& sampler = *request.sequences[parent]->sampler;
@@ -41,7 +35,7 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
     std::vector<int32_t> tokens = generated(*request.sequences[c.parent]);
     tokens.push_back(c.token);
     const double score = beam_score(c.cumulative_logprob, tokens.size(), params.length_penalty);
-    request.finished_beams.push_back(
+    request.beams.finish(
         {std::move(tokens), c.cumulative_logprob, score, FinishReason::kStop, !end_token(c.token)});
   }
 
@@ -83,49 +77,31 @@ void Engine::advance_beams(Request& request, Sequence& s, std::span<const float>
       std::vector<int32_t> tokens = generated(*beam);
       const double score =
           beam_score(beam->cumulative_logprob, tokens.size(), params.length_penalty);
-      request.finished_beams.push_back(
+      request.beams.finish(
           {std::move(tokens), beam->cumulative_logprob, score, FinishReason::kLength});
     }
   }
   if (at_length || request.sequences.empty() ||
-      request.finished_beams.size() >= static_cast<size_t>(params.beam_width)) {
+      request.beams.finished() >= static_cast<size_t>(params.beam_width)) {
     finish_beams(id, request, updates);
   }
 }
 
 std::vector<TokenLogprob> Engine::beam_candidates(Sequence& s, std::span<const float> logits,
                                                   int32_t count) {
-  if (!s.sampler->has_grammar()) return LogSoftmax(logits).top(count);
-  // Under a grammar a beam ranks the tokens it allows, by their share among those.
+  if (!s.sampler->has_grammar()) return baton::beam_candidates(logits, count);
   const double before = s.sampler->grammar_seconds();
   s.sampler->grammar_mask(beam_mask_);
   grammar_.count_engine_seconds(s.sampler->grammar_seconds() - before);
-  std::vector<float> masked(logits.begin(), logits.end());
-  for (size_t id = 0; id < masked.size(); ++id) {
-    if (id >= beam_mask_.size() || !beam_mask_[id]) {
-      masked[id] = -std::numeric_limits<float>::infinity();
-    }
-  }
-  std::vector<TokenLogprob> top = LogSoftmax(masked).top(count);
-  std::erase_if(top, [](const TokenLogprob& t) { return !std::isfinite(t.logprob); });
-  return top;
+  return baton::beam_candidates(logits, count, &beam_mask_);
 }
 
 void Engine::finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates) {
   while (!request.sequences.empty()) remove_sequence(request, request.sequences.back().get());
-  std::vector<FinishedBeam>& beams = request.finished_beams;
   // Without a grammar beam_width >= n beams always finish; a grammar may allow fewer outputs
   // (or none from where the beams stand). Thrown before any update: the request fails alone.
-  if (beams.size() < static_cast<size_t>(request.params.n)) {
-    throw Error(ErrorCategory::kInvalidArgument,
-                "beam search found " + std::to_string(beams.size()) +
-                    " of the n = " + std::to_string(request.params.n) +
-                    " completions asked for: the grammar allows fewer outputs from here");
-  }
-  std::stable_sort(beams.begin(), beams.end(),
-                   [](const FinishedBeam& a, const FinishedBeam& b) { return a.score > b.score; });
-  const size_t n = std::min(beams.size(), static_cast<size_t>(request.params.n));
-  for (size_t rank = 0; rank < n; ++rank) {
+  std::vector<FinishedBeam> beams = request.beams.best(request.params.n);
+  for (size_t rank = 0; rank < beams.size(); ++rank) {
     updates.push_back({.id = id,
                        .sample = static_cast<int32_t>(rank),
                        .new_tokens = std::move(beams[rank].tokens),

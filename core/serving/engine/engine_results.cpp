@@ -62,7 +62,7 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
 Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
   for (const SequenceRef& preempted : plan.preempted) {
     // A recomputed beam reports its candidates again when its logits come back.
-    requests_.at(preempted.request)->beam_candidates.erase(&scheduler_.planned(preempted.seq));
+    requests_.at(preempted.request)->beams.forget(preempted.seq);
   }
   RequestStarts starts;
   for (const ScheduledChunk& chunk : plan.chunks) {
