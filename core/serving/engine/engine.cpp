@@ -74,7 +74,9 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   if (!params.lora.empty()) {
     request->lora = lora_.find(params.lora);
   }
-  auto s = std::make_unique<Sequence>();
+  auto live = std::make_unique<LiveSequence>();
+  live->state = std::make_unique<Sequence>();
+  Sequence* s = live->state.get();
   s->id = next_id_++;
   s->seq = next_seq_++;
   s->arrival = s->id;
@@ -88,16 +90,16 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->predicted_output = request->length.predicted_output;
   s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
   s->tokens = std::move(prompt);
-  s->sampler = std::make_unique<Sampler>(params.sampling, grammar_.compile(params));
+  live->sampling.sampler = std::make_unique<Sampler>(params.sampling, grammar_.compile(params));
   const uint64_t id = s->id;
   // Before counting the prompt: an adapter whose slot cannot be loaded throws here.
   if (!request->lora || pin_adapter(*request, *s, true)) {
-    scheduler_.add(s.get());
+    scheduler_.add(s);
   } else {
     lora_.park(id);
   }
   counters_.prompt_tokens += s->prompt_length;
-  request->sequences.push_back(std::move(s));
+  request->sequences.push_back(std::move(live));
   requests_.emplace(id, std::move(request));
   return id;
 }
@@ -116,8 +118,9 @@ void Engine::admit_parked() {
     const auto found = requests_.find(id);
     if (found == requests_.end()) return true;
     try {
-      if (!pin_adapter(*found->second, *found->second->sequences.front(), false)) return false;
-      scheduler_.add(found->second->sequences.front().get());
+      Sequence& first = *found->second->sequences.front()->state;
+      if (!pin_adapter(*found->second, first, false)) return false;
+      scheduler_.add(&first);
     } catch (const std::exception& e) {
       failed_admissions_.push_back({.id = id, .finished = true, .error = e.what()});
       requests_.erase(found);
@@ -134,11 +137,13 @@ void Engine::remove_lora(const std::string& name) {
   lora_.remove(name);
 }
 
-Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
-  auto child = std::make_unique<Sequence>();
+LiveSequence& Engine::fork(Request& request, LiveSequence& parent_live, int32_t sample) {
+  const Sequence& parent = *parent_live.state;
+  auto child_live = std::make_unique<LiveSequence>();
+  child_live->state = std::make_unique<Sequence>();
+  Sequence* child = child_live->state.get();
   child->id = parent.id;
   child->seq = next_seq_++;
-  child->sample = sample;
   child->priority = parent.priority;
   child->arrival = parent.arrival;
   child->predicted_output = parent.predicted_output;
@@ -151,23 +156,36 @@ Sequence& Engine::fork(Request& request, Sequence& parent, int32_t sample) {
   child->adapter = parent.adapter;
   child->lora_slot = parent.lora_slot;
   child->blocks = blocks_.share(parent.blocks);
-  child->sampler = parent.sampler->fork(sample_seed(request.params.sampling.seed, sample));
-  child->cumulative_logprob = parent.cumulative_logprob;
-  scheduler_.fork(parent, child.get());
-  request.sequences.push_back(std::move(child));
+  child_live->sampling = {.sample = sample,
+                          .sampler = parent_live.sampling.sampler->fork(
+                              sample_seed(request.params.sampling.seed, sample)),
+                          .cumulative_logprob = parent_live.sampling.cumulative_logprob};
+  scheduler_.fork(parent, child);
+  request.sequences.push_back(std::move(child_live));
   return *request.sequences.back();
 }
 
-void Engine::remove_sequence(Request& request, Sequence* sequence) {
-  scheduler_.remove(sequence);
-  request.beams.forget(sequence->seq);
+void Engine::remove_sequence(Request& request, LiveSequence* sequence) {
+  scheduler_.remove(sequence->state.get());
+  request.beams.forget(sequence->state->seq);
   std::erase_if(request.sequences, [&](const auto& s) { return s.get() == sequence; });
+}
+
+LiveSequence& Engine::planned(const ScheduledChunk& chunk) const {
+  if (const auto it = requests_.find(chunk.request); it != requests_.end()) {
+    for (const auto& s : it->second->sequences) {
+      if (s->state->seq == chunk.seq) return *s;
+    }
+  }
+  throw Error(ErrorCategory::kInternal, "the plan names sequence " + std::to_string(chunk.seq) +
+                                            " of request " + std::to_string(chunk.request) +
+                                            ", which has ended");
 }
 
 void Engine::drop(uint64_t id) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  for (const auto& s : it->second->sequences) scheduler_.remove(s.get());
+  for (const auto& s : it->second->sequences) scheduler_.remove(s->state.get());
   requests_.erase(it);
 }
 
@@ -191,8 +209,8 @@ void Engine::abort_sample(uint64_t id, int32_t sample) {
   Request& request = *it->second;
   if (request.params.use_beam_search) return drop(id);
   for (const auto& s : request.sequences) {
-    if (s->sample == sample) {
-      learn_length(request, s->generated());  // a stop string ended it
+    if (s->sampling.sample == sample) {
+      learn_length(request, s->state->generated());  // a stop string ended it
       remove_sequence(request, s.get());
       break;
     }
@@ -282,7 +300,7 @@ void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   if (!batch.tokens.empty()) {
     std::vector<Sampler*> sampling;
     for (const ScheduledChunk& chunk : plan.chunks) {
-      if (chunk.needs_logits) sampling.push_back(scheduler_.planned(chunk.seq).sampler.get());
+      if (chunk.needs_logits) sampling.push_back(planned(chunk).sampling.sampler.get());
     }
     grammar_.beside(sampling, [&] { runner_.launch(plan.block_copies, batch); });
   }
@@ -326,7 +344,7 @@ void Engine::refresh_cold_predictions() {
   // would queue behind every later one under sjf; they are predicted again while they wait.
   for (auto& [id, request] : requests_) {
     if (request->sequences.empty()) continue;
-    Sequence& first = *request->sequences.front();
+    Sequence& first = *request->sequences.front()->state;
     if (first.status != SequenceStatus::kWaiting || first.generated() > 0) continue;
     if (lengths_.refresh(request->length))
       first.predicted_output = request->length.predicted_output;

@@ -23,6 +23,7 @@
 #include "core/serving/engine/lora_admission.h"
 #include "core/serving/engine/replica_group.h"
 #include "core/serving/engine/request_checks.h"
+#include "core/serving/engine/sampling_state.h"
 #include "core/serving/engine/scheduler.h"
 #include "core/serving/engine/step_runner.h"
 #include "core/serving/kv_cache/paged_kv_cache.h"
@@ -112,7 +113,7 @@ class Engine {
  private:
   struct Request {
     GenerationParams params;
-    std::vector<std::unique_ptr<Sequence>> sequences;  // live samples or beams
+    std::vector<std::unique_ptr<LiveSequence>> sequences;  // samples or beams, in beam order
     bool forked = false;  // the prompt's logits were consumed and the samples split off
     BeamSearch beams;     // with beam search: the live beams' reports and the ended beams
     std::chrono::steady_clock::time_point first_scheduled{};
@@ -131,16 +132,18 @@ class Engine {
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();
-  Sequence& fork(Request& request, Sequence& parent, int32_t sample);
-  void remove_sequence(Request& request, Sequence* sequence);
+  LiveSequence& fork(Request& request, LiveSequence& parent, int32_t sample);
+  void remove_sequence(Request& request, LiveSequence* sequence);
+  // The live sequence a chunk of a plan not yet collected names: Error(kInternal) when gone.
+  LiveSequence& planned(const ScheduledChunk& chunk) const;
   void drop(uint64_t id);
-  void sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+  void sample_tokens(Request& request, LiveSequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
-  void advance_beams(Request& request, Sequence& s, std::span<const float> logits,
+  void advance_beams(Request& request, LiveSequence& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
   void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
   // A beam's best `count` next tokens: of those its grammar allows, when it has one.
-  std::vector<TokenLogprob> beam_candidates(Sequence& s, std::span<const float> logits,
+  std::vector<TokenLogprob> beam_candidates(SamplingState& s, std::span<const float> logits,
                                             int32_t count);
 
   // When a request was first scheduled and how many prompt tokens the prefix cache served,

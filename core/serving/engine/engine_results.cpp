@@ -14,13 +14,13 @@
 
 namespace baton {
 
-void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float> logits,
+void Engine::sample_tokens(Request& request, LiveSequence& s, std::span<const float> logits,
                            std::vector<SequenceUpdate>& updates) {
-  std::vector<Sequence*> group = {&s};
+  std::vector<LiveSequence*> group = {&s};
   if (!request.forked) {
     // The length head's prediction from the logits after the prompt, before any fork.
     if (lengths_.predict_after_prefill(request.length, logits, request.lora != nullptr)) {
-      s.predicted_output = request.length.predicted_output;
+      s.state->predicted_output = request.length.predicted_output;
     }
     // The prompt is computed once; the other samples start from its blocks and its logits.
     request.forked = true;
@@ -29,30 +29,33 @@ void Engine::sample_tokens(Request& request, Sequence& s, std::span<const float>
     }
   }
   const LogSoftmax logprob(logits);
-  for (Sequence* sequence : group) {
-    const double grammar_before = sequence->sampler->grammar_seconds();
-    const int32_t token = sequence->sampler->sample(logits, sequence->tokens,
-                                                    static_cast<size_t>(sequence->prompt_length));
-    grammar_.count_engine_seconds(sequence->sampler->grammar_seconds() - grammar_before);
-    sequence->tokens.push_back(token);
-    sequence->cumulative_logprob += logprob(token);
+  for (LiveSequence* live : group) {
+    Sequence& sequence = *live->state;
+    SamplingState& sampling = live->sampling;
+    const double grammar_before = sampling.sampler->grammar_seconds();
+    const int32_t token = sampling.sampler->sample(logits, sequence.tokens,
+                                                   static_cast<size_t>(sequence.prompt_length));
+    grammar_.count_engine_seconds(sampling.sampler->grammar_seconds() - grammar_before);
+    sequence.tokens.push_back(token);
+    sampling.cumulative_logprob += logprob(token);
     ++counters_.generated_tokens;
-    SequenceUpdate update{.id = sequence->id,
-                          .sample = sequence->sample,
+    SequenceUpdate update{.id = sequence.id,
+                          .sample = sampling.sample,
                           .new_tokens = {token},
-                          .cumulative_logprob = sequence->cumulative_logprob};
+                          .cumulative_logprob = sampling.cumulative_logprob};
     if (request.params.logprobs > 0) {
       update.logprobs.push_back(
           {.chosen = {token, logprob(token)}, .top = logprob.top(request.params.logprobs)});
     }
     if (const std::optional<FinishReason> reason =
-            finish_after(request.params, tokenizer_, *sequence, config_.context_size)) {
+            finish_after(request.params, tokenizer_, sequence, sampling.sampler->grammar_finished(),
+                         config_.context_size)) {
       update.finished = true;
       update.finish_reason = *reason;
       update.last_token_is_text =
           *reason == FinishReason::kStop && !is_stop_token(request.params, tokenizer_, token);
-      learn_length(request, sequence->generated());
-      remove_sequence(request, sequence);
+      learn_length(request, sequence.generated());
+      remove_sequence(request, live);
     }
     updates.push_back(std::move(update));
   }
@@ -81,17 +84,17 @@ Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
 std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
                                                    std::span<const float> logits) {
   // The logit rows, in the order of the chunks that asked for them.
-  std::vector<Sequence*> with_logits;
+  std::vector<LiveSequence*> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    if (chunk.needs_logits) with_logits.push_back(&scheduler_.planned(chunk.seq));
+    if (chunk.needs_logits) with_logits.push_back(&planned(chunk));
   }
   std::vector<SequenceUpdate> updates;
   // Requests whose grammar failed in this step, dropped after it: siblings may follow.
   std::map<uint64_t, std::string> grammar_failures;
   const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
   for (size_t row = 0; row < with_logits.size(); ++row) {
-    Sequence& s = *with_logits[row];
-    const uint64_t id = s.id;
+    LiveSequence& s = *with_logits[row];
+    const uint64_t id = s.state->id;
     if (grammar_failures.contains(id)) continue;
     Request& request = *requests_.at(id);
     if (request.params.max_tokens == 0) {

@@ -5,20 +5,19 @@
 #include <vector>
 
 #include "core/serving/engine/block_manager.h"
-#include "core/serving/sampling/sampler.h"
 
 namespace baton {
 
 enum class SequenceStatus { kWaiting, kRunning, kFinished };
 
-// One token stream the engine advances: a request's prompt and what has been generated after
-// it. `computed` counts the tokens whose K/V is in the cache; the scheduler hands each sequence
-// the difference as work, which makes prefill, chunked prefill, decode and recompute after
-// preemption the same thing.
+// One token stream as the scheduler sees it: a request's prompt and what has been generated after
+// it, its KV blocks and what decides its order. `computed` counts the tokens whose K/V is in the
+// cache; the scheduler hands each sequence the difference as work, which makes prefill, chunked
+// prefill, decode and recompute after preemption the same thing. The sampler's side of the same
+// sequence is its SamplingState (sampling_state.h).
 struct Sequence {
   uint64_t id = 0;           // the request's; its parallel samples and beams share it
   uint64_t seq = 0;          // the sequence's own (SeqId): what a StepPlan names it by
-  int32_t sample = 0;        // which of the request's samples (beams number from 0 too)
   int32_t priority = 0;      // higher runs first (SchedulingPolicy::kPriority)
   uint64_t arrival = 0;      // admission order among equal priorities
   double arrival_time = -1;  // on the scheduler's clock, set when it is first added
@@ -39,8 +38,6 @@ struct Sequence {
   uint64_t adapter = 0;    // keeps prefix-cache blocks apart per LoRA adapter; 0: none
   int32_t lora_slot = -1;  // the adapter's LoRA slot; -1: the base model alone
   BlockTable blocks;
-  std::unique_ptr<Sampler> sampler;
-  double cumulative_logprob = 0;  // of the generated tokens, under the raw model distribution
   SequenceStatus status = SequenceStatus::kWaiting;
 
   int32_t pending() const { return static_cast<int32_t>(tokens.size()) - computed; }

@@ -22,7 +22,6 @@ class StopCheck : public ::testing::Test {
     Sequence s;
     s.tokens = std::move(tokens);
     s.prompt_length = prompt;
-    s.sampler = std::make_unique<Sampler>(SamplingParams{}, nullptr);
     return s;
   }
   std::unique_ptr<Tokenizer> tokenizer_;
@@ -40,15 +39,20 @@ TEST_F(StopCheck, EndOfTextStopsUnlessIgnoredAndStopIdsAlwaysDo) {
   EXPECT_TRUE(is_stop_token(params, *tokenizer_, 77));
 }
 
-TEST_F(StopCheck, ASampleEndsAtAStopTokenItsLimitOrAFullContext) {
+TEST_F(StopCheck, ASampleEndsAtAStopTokenItsGrammarsEndItsLimitOrAFullContext) {
   GenerationParams params;
   params.max_tokens = 3;
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), 64), std::nullopt);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, eos_}, 2), 64), FinishReason::kStop);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100, 101, 102}, 2), 64),
+  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), false, 64), std::nullopt);
+  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, eos_}, 2), false, 64),
+            FinishReason::kStop);
+  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100, 101, 102}, 2), false, 64),
             FinishReason::kLength);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), 3), FinishReason::kLength)
+  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), false, 3),
+            FinishReason::kLength)
       << "the context is full";
+  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), true, 64),
+            FinishReason::kStop)
+      << "the grammar has ended";
 }
 
 }  // namespace
