@@ -14,7 +14,7 @@ namespace {
 
 struct Live {
   size_t index;  // in the workload
-  std::unique_ptr<Sequence> sequence;
+  SeqId seq;
   LengthFeatures features;
   double arrival_prediction = 0;  // what the trust in predictions is judged on, as the engine's
   bool cold = false;              // predicted before anything was learned: max_tokens
@@ -63,18 +63,18 @@ class Simulation {
   void arrive() {
     for (; next_ < workload_.size() && workload_[next_].arrival <= now_; ++next_) {
       const SimulatedRequest& r = workload_[next_];
-      Live live{.index = next_, .sequence = std::make_unique<Sequence>()};
-      Sequence& s = *live.sequence;
-      s.id = s.seq = s.arrival = next_ + 1;
-      s.tokens = r.prompt;
-      s.prompt_length = static_cast<int32_t>(r.prompt.size());
-      s.max_output = r.output_tokens;
+      Live live{.index = next_, .seq = next_ + 1};
+      auto s = std::make_unique<Sequence>();
+      s->id = s->seq = s->arrival = live.seq;
+      s->tokens = r.prompt;
+      s->prompt_length = static_cast<int32_t>(r.prompt.size());
+      s->max_output = r.output_tokens;
       live.features = {.prefix_keys = prefix_keys(r.prompt, config_.options.kv_block_size),
                        .max_tokens = r.output_tokens};
       const LengthPrediction prediction = predictor_.predict(live.features);
-      s.predicted_output = live.arrival_prediction = prediction.tokens;
+      s->predicted_output = live.arrival_prediction = prediction.tokens;
       live.cold = prediction.confidence == 0;
-      scheduler_.add(&s);
+      scheduler_.add(std::move(s));
       live_.push_back(std::move(live));
     }
   }
@@ -89,8 +89,8 @@ class Simulation {
     scheduler_.update_from_output(plan);
     int32_t prompt_tokens = 0;
     for (const ScheduledChunk& c : plan.chunks) {
-      Sequence& s = *scheduler_.sequence(c.seq);
-      if (c.needs_logits) s.tokens.push_back(0);
+      if (c.needs_logits) scheduler_.append(c.seq, 0);
+      const Sequence& s = scheduler_.planned(c.seq);
       // Anything but the decode of the last sampled token is prompt work: prefill, recompute.
       if (c.count > 1 || c.first < s.prompt_length) prompt_tokens += c.count;
     }
@@ -109,7 +109,7 @@ class Simulation {
   void finish() {
     bool learned = false;
     for (auto it = live_.begin(); it != live_.end();) {
-      Sequence& s = *it->sequence;
+      const Sequence& s = scheduler_.planned(it->seq);
       const SimulatedRequest& r = workload_[it->index];
       if (s.generated() < r.output_tokens) {
         ++it;
@@ -119,7 +119,7 @@ class Simulation {
       predictor_.observe(it->features, s.generated());
       log_.add(it->arrival_prediction, s.generated());
       if (log_.trust_due()) scheduler_.trust_predictions(log_.kendall_tau() >= kMinTrustedTau);
-      scheduler_.remove(&s);
+      scheduler_.remove(it->seq);
       it = live_.erase(it);
       learned = true;
     }
@@ -130,10 +130,11 @@ class Simulation {
   // while they wait.
   void refresh_cold_predictions() {
     for (Live& live : live_) {
-      Sequence& s = *live.sequence;
+      const Sequence& s = scheduler_.planned(live.seq);
       if (!live.cold || s.status != SequenceStatus::kWaiting || s.generated() > 0) continue;
       const LengthPrediction prediction = predictor_.predict(live.features);
-      s.predicted_output = live.arrival_prediction = prediction.tokens;
+      live.arrival_prediction = prediction.tokens;
+      scheduler_.set_predicted_output(live.seq, prediction.tokens);
       live.cold = prediction.confidence == 0;
     }
   }

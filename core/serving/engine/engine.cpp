@@ -74,9 +74,7 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   if (!params.lora.empty()) {
     request->lora = lora_.find(params.lora);
   }
-  auto live = std::make_unique<LiveSequence>();
-  live->state = std::make_unique<Sequence>();
-  Sequence* s = live->state.get();
+  auto s = std::make_unique<Sequence>();
   s->id = next_id_++;
   s->seq = next_seq_++;
   s->arrival = s->id;
@@ -90,16 +88,19 @@ uint64_t Engine::add(std::vector<int32_t> prompt, const GenerationParams& params
   s->predicted_output = request->length.predicted_output;
   s->max_output = std::max(0, std::min(params.max_tokens, config_.context_size - s->prompt_length));
   s->tokens = std::move(prompt);
-  live->sampling.sampler = std::make_unique<Sampler>(params.sampling, grammar_.compile(params));
+  request->sequences.push_back(std::make_unique<SamplingState>(SamplingState{
+      .seq = s->seq,
+      .sampler = std::make_unique<Sampler>(params.sampling, grammar_.compile(params))}));
   const uint64_t id = s->id;
+  const int32_t prompt_length = s->prompt_length;
   // Before counting the prompt: an adapter whose slot cannot be loaded throws here.
   if (!request->lora || pin_adapter(*request, *s, true)) {
-    scheduler_.add(s);
+    scheduler_.add(std::move(s));
   } else {
+    request->parked = std::move(s);
     lora_.park(id);
   }
-  counters_.prompt_tokens += s->prompt_length;
-  request->sequences.push_back(std::move(live));
+  counters_.prompt_tokens += prompt_length;
   requests_.emplace(id, std::move(request));
   return id;
 }
@@ -118,9 +119,9 @@ void Engine::admit_parked() {
     const auto found = requests_.find(id);
     if (found == requests_.end()) return true;
     try {
-      Sequence& first = *found->second->sequences.front()->state;
-      if (!pin_adapter(*found->second, first, false)) return false;
-      scheduler_.add(&first);
+      Request& request = *found->second;
+      if (!pin_adapter(request, *request.parked, false)) return false;
+      scheduler_.add(std::move(request.parked));
     } catch (const std::exception& e) {
       failed_admissions_.push_back({.id = id, .finished = true, .error = e.what()});
       requests_.erase(found);
@@ -137,44 +138,31 @@ void Engine::remove_lora(const std::string& name) {
   lora_.remove(name);
 }
 
-LiveSequence& Engine::fork(Request& request, LiveSequence& parent_live, int32_t sample) {
-  const Sequence& parent = *parent_live.state;
-  auto child_live = std::make_unique<LiveSequence>();
-  child_live->state = std::make_unique<Sequence>();
-  Sequence* child = child_live->state.get();
-  child->id = parent.id;
-  child->seq = next_seq_++;
-  child->priority = parent.priority;
-  child->arrival = parent.arrival;
-  child->predicted_output = parent.predicted_output;
-  child->max_output = parent.max_output;
-  child->tokens = parent.tokens;
-  child->prompt_length = parent.prompt_length;
-  child->computed = parent.computed;
-  child->cached_prompt_tokens = parent.cached_prompt_tokens;
-  child->prefix_looked_up = parent.prefix_looked_up;
-  child->adapter = parent.adapter;
-  child->lora_slot = parent.lora_slot;
-  child->blocks = blocks_.share(parent.blocks);
-  child_live->sampling = {.sample = sample,
-                          .sampler = parent_live.sampling.sampler->fork(
-                              sample_seed(request.params.sampling.seed, sample)),
-                          .cumulative_logprob = parent_live.sampling.cumulative_logprob};
-  scheduler_.fork(parent, child);
-  request.sequences.push_back(std::move(child_live));
+SamplingState& Engine::fork(Request& request, const SamplingState& parent, int32_t sample) {
+  const SeqId child = next_seq_++;
+  scheduler_.fork(parent.seq, child);
+  request.sequences.push_back(std::make_unique<SamplingState>(SamplingState{
+      .seq = child,
+      .sample = sample,
+      .sampler = parent.sampler->fork(sample_seed(request.params.sampling.seed, sample)),
+      .cumulative_logprob = parent.cumulative_logprob}));
   return *request.sequences.back();
 }
 
-void Engine::remove_sequence(Request& request, LiveSequence* sequence) {
-  scheduler_.remove(sequence->state.get());
-  request.beams.forget(sequence->state->seq);
+void Engine::remove_sequence(Request& request, SamplingState* sequence) {
+  if (request.parked) {
+    request.parked.reset();
+  } else {
+    scheduler_.remove(sequence->seq);
+  }
+  request.beams.forget(sequence->seq);
   std::erase_if(request.sequences, [&](const auto& s) { return s.get() == sequence; });
 }
 
-LiveSequence& Engine::planned(const ScheduledChunk& chunk) const {
+SamplingState& Engine::planned(const ScheduledChunk& chunk) const {
   if (const auto it = requests_.find(chunk.request); it != requests_.end()) {
     for (const auto& s : it->second->sequences) {
-      if (s->state->seq == chunk.seq) return *s;
+      if (s->seq == chunk.seq) return *s;
     }
   }
   throw Error(ErrorCategory::kInternal, "the plan names sequence " + std::to_string(chunk.seq) +
@@ -182,10 +170,16 @@ LiveSequence& Engine::planned(const ScheduledChunk& chunk) const {
                                             ", which has ended");
 }
 
+const Sequence& Engine::state(const Request& request, const SamplingState& sequence) const {
+  return request.parked ? *request.parked : scheduler_.planned(sequence.seq);
+}
+
 void Engine::drop(uint64_t id) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
-  for (const auto& s : it->second->sequences) scheduler_.remove(s->state.get());
+  if (!it->second->parked) {
+    for (const auto& s : it->second->sequences) scheduler_.remove(s->seq);
+  }
   requests_.erase(it);
 }
 
@@ -209,8 +203,8 @@ void Engine::abort_sample(uint64_t id, int32_t sample) {
   Request& request = *it->second;
   if (request.params.use_beam_search) return drop(id);
   for (const auto& s : request.sequences) {
-    if (s->sampling.sample == sample) {
-      learn_length(request, s->state->generated());  // a stop string ended it
+    if (s->sample == sample) {
+      learn_length(request, state(request, *s).generated());  // a stop string ended it
       remove_sequence(request, s.get());
       break;
     }
@@ -300,7 +294,7 @@ void Engine::launch(const StepPlan& plan, const StepInput& batch) {
   if (!batch.tokens.empty()) {
     std::vector<Sampler*> sampling;
     for (const ScheduledChunk& chunk : plan.chunks) {
-      if (chunk.needs_logits) sampling.push_back(planned(chunk).sampling.sampler.get());
+      if (chunk.needs_logits) sampling.push_back(planned(chunk).sampler.get());
     }
     grammar_.beside(sampling, [&] { runner_.launch(plan.block_copies, batch); });
   }
@@ -344,10 +338,14 @@ void Engine::refresh_cold_predictions() {
   // would queue behind every later one under sjf; they are predicted again while they wait.
   for (auto& [id, request] : requests_) {
     if (request->sequences.empty()) continue;
-    Sequence& first = *request->sequences.front()->state;
+    const Sequence& first = state(*request, *request->sequences.front());
     if (first.status != SequenceStatus::kWaiting || first.generated() > 0) continue;
-    if (lengths_.refresh(request->length))
-      first.predicted_output = request->length.predicted_output;
+    if (!lengths_.refresh(request->length)) continue;
+    if (request->parked) {
+      request->parked->predicted_output = request->length.predicted_output;
+    } else {
+      scheduler_.set_predicted_output(first.seq, request->length.predicted_output);
+    }
   }
 }
 

@@ -113,7 +113,10 @@ class Engine {
  private:
   struct Request {
     GenerationParams params;
-    std::vector<std::unique_ptr<LiveSequence>> sequences;  // samples or beams, in beam order
+    // The sampling side of its live samples or beams, in beam order; the scheduler holds their
+    // sequences, except the first one's while the request waits for its adapter (`parked`).
+    std::vector<std::unique_ptr<SamplingState>> sequences;
+    std::unique_ptr<Sequence> parked;
     bool forked = false;  // the prompt's logits were consumed and the samples split off
     BeamSearch beams;     // with beam search: the live beams' reports and the ended beams
     std::chrono::steady_clock::time_point first_scheduled{};
@@ -132,14 +135,17 @@ class Engine {
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();
-  LiveSequence& fork(Request& request, LiveSequence& parent, int32_t sample);
-  void remove_sequence(Request& request, LiveSequence* sequence);
-  // The live sequence a chunk of a plan not yet collected names: Error(kInternal) when gone.
-  LiveSequence& planned(const ScheduledChunk& chunk) const;
+  SamplingState& fork(Request& request, const SamplingState& parent, int32_t sample);
+  void remove_sequence(Request& request, SamplingState* sequence);
+  // The sampling state of the sequence a chunk of a plan not yet collected names:
+  // Error(kInternal) when gone.
+  SamplingState& planned(const ScheduledChunk& chunk) const;
+  // The scheduler's state of one of the request's sequences, or the spec of a parked one.
+  const Sequence& state(const Request& request, const SamplingState& sequence) const;
   void drop(uint64_t id);
-  void sample_tokens(Request& request, LiveSequence& s, std::span<const float> logits,
+  void sample_tokens(Request& request, SamplingState& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
-  void advance_beams(Request& request, LiveSequence& s, std::span<const float> logits,
+  void advance_beams(Request& request, SamplingState& s, std::span<const float> logits,
                      std::vector<SequenceUpdate>& updates);
   void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
   // A beam's best `count` next tokens: of those its grammar allows, when it has one.

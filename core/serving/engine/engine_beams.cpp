@@ -6,31 +6,30 @@
 
 namespace baton {
 
-void Engine::advance_beams(Request& request, LiveSequence& s, std::span<const float> logits,
+void Engine::advance_beams(Request& request, SamplingState& s, std::span<const float> logits,
                            std::vector<SequenceUpdate>& updates) {
   const GenerationParams& params = request.params;
-  const uint64_t id = s.state->id;  // `s` may end below
-  if (!request.beams.report(s.state->seq,
-                            beam_candidates(s.sampling, logits, 2 * params.beam_width),
+  const uint64_t id = scheduler_.planned(s.seq).id;  // `s` may end below
+  if (!request.beams.report(s.seq, beam_candidates(s, logits, 2 * params.beam_width),
                             request.sequences.size())) {
     return;
   }
   std::vector<double> cumulative;
   std::vector<SeqId> live;
   for (const auto& beam : request.sequences) {
-    cumulative.push_back(beam->sampling.cumulative_logprob);
-    live.push_back(beam->state->seq);
+    cumulative.push_back(beam->cumulative_logprob);
+    live.push_back(beam->seq);
   }
   const std::vector<std::vector<TokenLogprob>> top = request.beams.take(live);
   const auto end_token = [&](int32_t token) { return is_stop_token(params, tokenizer_, token); };
   const auto ends = [&](size_t parent, int32_t token) {
-    const Sampler& sampler = *request.sequences[parent]->sampling.sampler;
+    const Sampler& sampler = *request.sequences[parent]->sampler;
     return end_token(token) || (sampler.has_grammar() && sampler.grammar_ends_after(token));
   };
   const BeamSelection selection = select_beams(cumulative, top, params.beam_width, ends);
 
-  const auto generated = [](const LiveSequence& beam) {
-    const Sequence& state = *beam.state;
+  const auto generated = [&](const SamplingState& beam) {
+    const Sequence& state = scheduler_.planned(beam.seq);
     return std::vector<int32_t>(state.tokens.begin() + state.prompt_length, state.tokens.end());
   };
   for (const BeamChoice& c : selection.finished) {
@@ -44,10 +43,10 @@ void Engine::advance_beams(Request& request, LiveSequence& s, std::span<const fl
   // The first child of a beam continues in the beam's own sequence; further children are forks
   // taken before any child appends its token.
   const size_t n_parents = request.sequences.size();
-  std::vector<LiveSequence*> children;
+  std::vector<SamplingState*> children;
   std::vector<bool> continued(n_parents, false);
   for (const BeamChoice& c : selection.live) {
-    LiveSequence& parent = *request.sequences[c.parent];
+    SamplingState& parent = *request.sequences[c.parent];
     if (!continued[c.parent]) {
       continued[c.parent] = true;
       children.push_back(&parent);
@@ -56,31 +55,31 @@ void Engine::advance_beams(Request& request, LiveSequence& s, std::span<const fl
     }
   }
   for (size_t i = 0; i < selection.live.size(); ++i) {
-    Sampler& sampler = *children[i]->sampling.sampler;
+    Sampler& sampler = *children[i]->sampler;
     if (sampler.has_grammar()) {
       const double before = sampler.grammar_seconds();
       sampler.accept_grammar(selection.live[i].token);
       grammar_.count_engine_seconds(sampler.grammar_seconds() - before);
     }
-    children[i]->state->tokens.push_back(selection.live[i].token);
-    children[i]->sampling.cumulative_logprob = selection.live[i].cumulative_logprob;
+    scheduler_.append(children[i]->seq, selection.live[i].token);
+    children[i]->cumulative_logprob = selection.live[i].cumulative_logprob;
     ++counters_.generated_tokens;
   }
-  std::vector<LiveSequence*> ended;
+  std::vector<SamplingState*> ended;
   for (size_t p = 0; p < n_parents; ++p) {
     if (!continued[p]) ended.push_back(request.sequences[p].get());
   }
-  for (LiveSequence* beam : ended) remove_sequence(request, beam);
+  for (SamplingState* beam : ended) remove_sequence(request, beam);
 
   const bool at_length =
       !request.sequences.empty() &&
-      finish_after(params, tokenizer_, *request.sequences.front()->state,
-                   request.sequences.front()->sampling.sampler->grammar_finished(),
+      finish_after(params, tokenizer_, scheduler_.planned(request.sequences.front()->seq),
+                   request.sequences.front()->sampler->grammar_finished(),
                    config_.context_size) == FinishReason::kLength;
   if (at_length) {
     for (const auto& beam : request.sequences) {
       std::vector<int32_t> tokens = generated(*beam);
-      const double cumulative_logprob = beam->sampling.cumulative_logprob;
+      const double cumulative_logprob = beam->cumulative_logprob;
       const double score = beam_score(cumulative_logprob, tokens.size(), params.length_penalty);
       request.beams.finish({std::move(tokens), cumulative_logprob, score, FinishReason::kLength});
     }

@@ -14,13 +14,13 @@
 
 namespace baton {
 
-void Engine::sample_tokens(Request& request, LiveSequence& s, std::span<const float> logits,
+void Engine::sample_tokens(Request& request, SamplingState& s, std::span<const float> logits,
                            std::vector<SequenceUpdate>& updates) {
-  std::vector<LiveSequence*> group = {&s};
+  std::vector<SamplingState*> group = {&s};
   if (!request.forked) {
     // The length head's prediction from the logits after the prompt, before any fork.
     if (lengths_.predict_after_prefill(request.length, logits, request.lora != nullptr)) {
-      s.state->predicted_output = request.length.predicted_output;
+      scheduler_.set_predicted_output(s.seq, request.length.predicted_output);
     }
     // The prompt is computed once; the other samples start from its blocks and its logits.
     request.forked = true;
@@ -29,14 +29,14 @@ void Engine::sample_tokens(Request& request, LiveSequence& s, std::span<const fl
     }
   }
   const LogSoftmax logprob(logits);
-  for (LiveSequence* live : group) {
-    Sequence& sequence = *live->state;
-    SamplingState& sampling = live->sampling;
+  for (SamplingState* live : group) {
+    const Sequence& sequence = scheduler_.planned(live->seq);
+    SamplingState& sampling = *live;
     const double grammar_before = sampling.sampler->grammar_seconds();
     const int32_t token = sampling.sampler->sample(logits, sequence.tokens,
                                                    static_cast<size_t>(sequence.prompt_length));
     grammar_.count_engine_seconds(sampling.sampler->grammar_seconds() - grammar_before);
-    sequence.tokens.push_back(token);
+    scheduler_.append(sampling.seq, token);
     sampling.cumulative_logprob += logprob(token);
     ++counters_.generated_tokens;
     SequenceUpdate update{.id = sequence.id,
@@ -84,17 +84,17 @@ Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
 std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
                                                    std::span<const float> logits) {
   // The logit rows, in the order of the chunks that asked for them.
-  std::vector<LiveSequence*> with_logits;
+  std::vector<std::pair<uint64_t, SamplingState*>> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
-    if (chunk.needs_logits) with_logits.push_back(&planned(chunk));
+    if (chunk.needs_logits) with_logits.emplace_back(chunk.request, &planned(chunk));
   }
   std::vector<SequenceUpdate> updates;
   // Requests whose grammar failed in this step, dropped after it: siblings may follow.
   std::map<uint64_t, std::string> grammar_failures;
   const size_t n_vocab = static_cast<size_t>(model_.config().n_vocab);
   for (size_t row = 0; row < with_logits.size(); ++row) {
-    LiveSequence& s = *with_logits[row];
-    const uint64_t id = s.state->id;
+    const auto [id, sampling] = with_logits[row];
+    SamplingState& s = *sampling;
     if (grammar_failures.contains(id)) continue;
     Request& request = *requests_.at(id);
     if (request.params.max_tokens == 0) {

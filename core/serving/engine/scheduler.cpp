@@ -51,14 +51,31 @@ std::set<uint64_t> StepPlan::requests() const {
   return ids;
 }
 
-void Scheduler::add(Sequence* sequence) {
-  if (sequence->arrival_time < 0) sequence->arrival_time = clock_();
-  track(sequence);
-  insert_waiting(sequence);
+const Sequence& Scheduler::add(std::unique_ptr<Sequence> sequence) {
+  Sequence* s = own(std::move(sequence));
+  if (s->arrival_time < 0) s->arrival_time = clock_();
+  insert_waiting(s);
+  return *s;
 }
 
-void Scheduler::fork(const Sequence& parent, Sequence* child) {
-  track(child);
+const Sequence& Scheduler::fork(SeqId parent_seq, SeqId child_seq) {
+  const Sequence& parent = owned(parent_seq);
+  auto copy = std::make_unique<Sequence>();
+  copy->id = parent.id;
+  copy->seq = child_seq;
+  copy->priority = parent.priority;
+  copy->arrival = parent.arrival;
+  copy->predicted_output = parent.predicted_output;
+  copy->max_output = parent.max_output;
+  copy->tokens = parent.tokens;
+  copy->prompt_length = parent.prompt_length;
+  copy->computed = parent.computed;
+  copy->cached_prompt_tokens = parent.cached_prompt_tokens;
+  copy->prefix_looked_up = parent.prefix_looked_up;
+  copy->adapter = parent.adapter;
+  copy->lora_slot = parent.lora_slot;
+  copy->blocks = blocks_.share(parent.blocks);
+  Sequence* child = own(std::move(copy));
   if (parent.status == SequenceStatus::kRunning) {
     child->status = SequenceStatus::kRunning;
     running_.push_back(child);
@@ -69,14 +86,23 @@ void Scheduler::fork(const Sequence& parent, Sequence* child) {
   child->arrival_time = parent.arrival_time;
   child->waiting_since = parent.waiting_since;
   child->waited_before = parent.waited_before;
+  return *child;
 }
 
-void Scheduler::remove(Sequence* sequence) {
-  by_seq_.erase(sequence->seq);
+void Scheduler::remove(SeqId seq) {
+  Sequence* sequence = &owned(seq);
   std::erase(running_, sequence);
   std::erase(waiting_, sequence);
   blocks_.release(sequence->blocks);
-  sequence->status = SequenceStatus::kFinished;
+  sequences_.erase(seq);
+}
+
+void Scheduler::append(SeqId seq, int32_t token) {
+  owned(seq).tokens.push_back(token);
+}
+
+void Scheduler::set_predicted_output(SeqId seq, double tokens) {
+  owned(seq).predicted_output = tokens;
 }
 
 void Scheduler::drop_kv(Sequence* sequence, StepPlan& plan) {
@@ -189,30 +215,40 @@ void Scheduler::admit_waiting(const StepLimits& limits, int32_t& budget, StepPla
   }
 }
 
-Sequence* Scheduler::sequence(SeqId seq) const {
-  const auto it = by_seq_.find(seq);
-  return it == by_seq_.end() ? nullptr : it->second;
+const Sequence* Scheduler::sequence(SeqId seq) const {
+  const auto it = sequences_.find(seq);
+  return it == sequences_.end() ? nullptr : it->second.get();
 }
 
-void Scheduler::track(Sequence* sequence) {
-  if (sequence->seq == 0 || !by_seq_.emplace(sequence->seq, sequence).second) {
+Sequence* Scheduler::own(std::unique_ptr<Sequence> sequence) {
+  const SeqId seq = sequence->seq;
+  if (seq == 0 || sequences_.contains(seq)) {
     throw Error(ErrorCategory::kInternal,
-                "sequence id " + std::to_string(sequence->seq) + " is unset or already taken");
+                "sequence id " + std::to_string(seq) + " is unset or already taken");
   }
+  return sequences_.emplace(seq, std::move(sequence)).first->second.get();
 }
 
-Sequence& Scheduler::planned(SeqId seq) const {
-  Sequence* s = sequence(seq);
-  if (!s) {
+Sequence& Scheduler::owned(SeqId seq) const {
+  const auto it = sequences_.find(seq);
+  if (it == sequences_.end()) {
+    throw Error(ErrorCategory::kInternal, "sequence " + std::to_string(seq) + " is gone");
+  }
+  return *it->second;
+}
+
+const Sequence& Scheduler::planned(SeqId seq) const {
+  const auto it = sequences_.find(seq);
+  if (it == sequences_.end()) {
     throw Error(ErrorCategory::kInternal,
                 "a plan names sequence " + std::to_string(seq) + ", which is gone");
   }
-  return *s;
+  return *it->second;
 }
 
 void Scheduler::update_from_output(const StepPlan& plan) {
   for (const ScheduledChunk& chunk : plan.chunks) {
-    Sequence& s = planned(chunk.seq);
+    Sequence& s = owned(chunk.seq);
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
   }

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -37,22 +38,32 @@ class Scheduler {
             Clock clock = steady_seconds);
   static double steady_seconds();
 
-  void add(Sequence* sequence);
-  // Adds a copy of `parent` (a parallel sample or beam) where the parent is: running or waiting,
-  // with the parent's arrival.
-  void fork(const Sequence& parent, Sequence* child);
-  // Forgets a sequence (finished or aborted) and frees its blocks.
-  void remove(Sequence* sequence);
+  // The scheduler owns every sequence it is given and is the only one to change it: callers read
+  // it by id and change it through the calls below. Error(kInternal) for a sequence id that is
+  // unset or taken (add, fork) or unknown (the others).
+  //
+  // Takes a new sequence, which waits to be scheduled.
+  const Sequence& add(std::unique_ptr<Sequence> sequence);
+  // A parallel sample or beam of `parent`, as sequence `child`: its tokens, progress and blocks
+  // (shared, copied when written), its arrival and wait, placed where the parent is (running or
+  // waiting).
+  const Sequence& fork(SeqId parent, SeqId child);
+  // Ends a sequence (finished or aborted): its blocks are freed and it is gone.
+  void remove(SeqId seq);
+  // A token sampled for the sequence, after its step's progress (update_from_output).
+  void append(SeqId seq, int32_t token);
+  // The output length the sequence is now predicted to reach (sjf's order, reservation).
+  void set_predicted_output(SeqId seq, double tokens);
   // A busy request's sequences are neither scheduled nor preempted.
   StepPlan schedule(const StepLimits& limits = {});
   // A step of `plan` ran: each scheduled sequence advances past its chunk, and the blocks it
   // filled join the prefix cache. Before the step's logits are used, which may fork or end them.
   void update_from_output(const StepPlan& plan);
   // The sequence a plan names; null once it is removed.
-  Sequence* sequence(SeqId seq) const;
+  const Sequence* sequence(SeqId seq) const;
   // The same, for a plan not yet collected, whose sequences are all still here: throws
   // Error(kInternal) when one is gone.
-  Sequence& planned(SeqId seq) const;
+  const Sequence& planned(SeqId seq) const;
 
   bool empty() const { return running_.empty() && waiting_.empty(); }
   size_t running_count() const { return running_.size(); }
@@ -105,16 +116,17 @@ class Scheduler {
   int32_t blocks_lacking(const Sequence& sequence, int32_t tokens) const;
   int32_t reservation_left(const Sequence& sequence) const;
 
+  // Takes a sequence under its id, which must be set and not taken.
+  Sequence* own(std::unique_ptr<Sequence> sequence);
+  Sequence& owned(SeqId seq) const;
   // A busy request's sequences are neither scheduled nor preempted.
-  // Indexes a sequence by its id, which must be set and not taken.
-  void track(Sequence* sequence);
   static bool busy(const StepLimits& limits, const Sequence* s) {
     return limits.busy.contains(s->id);
   }
 
   LLMOptions options_;
   BlockManager& blocks_;
-  std::unordered_map<SeqId, Sequence*> by_seq_;
+  std::unordered_map<SeqId, std::unique_ptr<Sequence>> sequences_;
   int32_t context_size_;
   Clock clock_;
   std::vector<Sequence*> running_;  // admission order

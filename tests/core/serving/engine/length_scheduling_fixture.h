@@ -30,7 +30,7 @@ class LengthSchedulingTest : public SchedulerFixture {
                          .sjf_overtake = 0,
                          .sjf_max_wait_s = 60.0},
                         blocks, 1024, clock());
-    scheduler.add(make(4, 900));
+    add(scheduler, make(4, 900));
     complete(scheduler, scheduler.schedule());
     return scheduler;
   }

@@ -21,7 +21,7 @@ TEST_F(LengthSchedulingTest, SjfAdmitsTheShortestPredictedOutputFirst) {
                        .scheduling_policy = SchedulingPolicy::kSjf,
                        .sjf_overtake = 0},
                       blocks, 256, clock());
-  for (double predicted : {200.0, 10.0, 50.0, 10.0}) scheduler.add(make(4, predicted));
+  for (double predicted : {200.0, 10.0, 50.0, 10.0}) add(scheduler, make(4, predicted));
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 4, 3, 1}))
       << "equal predictions keep their arrival order";
   const StepPlan plan = scheduler.schedule();  // room for one 4-token prompt
@@ -32,7 +32,7 @@ TEST_F(LengthSchedulingTest, SjfAdmitsTheShortestPredictedOutputFirst) {
 TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
   BlockManager blocks(64, 4, false);
   Scheduler fcfs({.max_batch_tokens = 4, .max_seqs = 8}, blocks, 256, clock());
-  for (double predicted : {200.0, 10.0}) fcfs.add(make(4, predicted));
+  for (double predicted : {200.0, 10.0}) add(fcfs, make(4, predicted));
   EXPECT_EQ(ids(fcfs.waiting_order()), (std::vector<uint64_t>{1, 2}));
   Scheduler by_priority(
       {.max_batch_tokens = 4, .max_seqs = 8, .scheduling_policy = SchedulingPolicy::kPriority},
@@ -40,8 +40,8 @@ TEST_F(LengthSchedulingTest, FcfsAndPriorityIgnorePredictions) {
   Sequence* low = make(4, 5);
   Sequence* high = make(4, 500);
   high->priority = 2;
-  by_priority.add(low);
-  by_priority.add(high);
+  add(by_priority, low);
+  add(by_priority, high);
   EXPECT_EQ(ids(by_priority.waiting_order()), (std::vector<uint64_t>{high->id, low->id}));
 }
 
@@ -49,12 +49,12 @@ TEST_F(LengthSchedulingTest, AgingLetsALongRequestAheadAndMaxWaitBoundsItsWait) 
   BlockManager blocks(256, 4, false);
   Scheduler scheduler = one_slot_sjf(blocks, 2.0);
   Sequence* long_one = make(4, 300);
-  scheduler.add(long_one);
+  add(scheduler, long_one);
   for (int step = 0; step < 50; ++step) complete(scheduler, scheduler.schedule());
   Sequence* medium = make(4, 250);
   Sequence* short_one = make(4, 20);
-  scheduler.add(medium);
-  scheduler.add(short_one);
+  add(scheduler, medium);
+  add(scheduler, short_one);
   EXPECT_EQ(ids(scheduler.waiting_order()),
             (std::vector<uint64_t>{short_one->id, long_one->id, medium->id}))
       << "aged by 50 generated tokens, the long request (300 - 2 * 50 = 200) passes the newer "
@@ -67,10 +67,10 @@ TEST_F(LengthSchedulingTest, TimeWithNothingGeneratedGivesNoAgingCredit) {
   BlockManager blocks(256, 4, false);
   Scheduler scheduler = one_slot_sjf(blocks, 2.0);
   Sequence* long_one = make(4, 300);
-  scheduler.add(long_one);
+  add(scheduler, long_one);
   now_ += 50;
   Sequence* medium = make(4, 250);
-  scheduler.add(medium);
+  add(scheduler, medium);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{medium->id, long_one->id}));
 }
 
@@ -83,14 +83,14 @@ TEST_F(LengthSchedulingTest, OnlyStepsThatSampleAge) {
                        .sjf_aging = 1.0,
                        .sjf_overtake = 0},
                       blocks, 1024, clock());
-  scheduler.add(make(40, 900));
+  add(scheduler, make(40, 900));
   complete(scheduler, scheduler.schedule());  // the first 8 of 40 prompt tokens
   Sequence* waiting = make(4, 100);
-  scheduler.add(waiting);
+  add(scheduler, waiting);
   for (int step = 0; step < 4; ++step)
     complete(scheduler, scheduler.schedule());  // the last sampled
   Sequence* newer = make(4, 98);
-  scheduler.add(newer);
+  add(scheduler, newer);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{newer->id, waiting->id}))
       << "one token generated: 100 - 1 = 99, not 100 - 4 chunks or 100 - 32 tokens";
 }
@@ -132,17 +132,17 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
                        .sjf_overtake = 0},
                       blocks, 1024, clock());
   Sequence* first = make(1, 900);
-  scheduler.add(first);
-  scheduler.add(make(1, 900));
+  add(scheduler, first);
+  add(scheduler, make(1, 900));
   complete(scheduler, scheduler.schedule());
   ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* long_one = make(4, 100);
-  scheduler.add(long_one);
+  add(scheduler, long_one);
   for (int step = 0; step < 20; ++step) complete(scheduler, scheduler.schedule());
   Sequence* medium = make(4, 70);
   Sequence* above = make(4, 83);
-  scheduler.add(medium);
-  scheduler.add(above);
+  add(scheduler, medium);
+  add(scheduler, above);
   EXPECT_EQ(ids(scheduler.waiting_order()),
             (std::vector<uint64_t>{medium->id, long_one->id, above->id}))
       << "20 steps of two sequences: 100 - 20 = 80, not 100 - 40 nor 100 - 20 * 2 / 3";
@@ -150,7 +150,7 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
   for (int step = 0; step < 40; ++step) complete(scheduler, scheduler.schedule(first_in_flight));
   ASSERT_EQ(scheduler.running_count(), 2u);
   Sequence* newest = make(4, 55);
-  scheduler.add(newest);
+  add(scheduler, newest);
   EXPECT_EQ(ids(scheduler.waiting_order()),
             (std::vector<uint64_t>{medium->id, newest->id, long_one->id, above->id}))
       << "40 steps of one sequence in two add 20: the medium request at 70 - 20 = 50, the new "
@@ -162,16 +162,16 @@ TEST_F(LengthSchedulingTest, AgingCountsTheTokensOneRunningSequenceGenerates) {
 TEST_F(LengthSchedulingTest, APreemptedRequestIsNotCreditedForItsOwnTokens) {
   BlockManager blocks(5, 4, false);  // 20 tokens: two sequences of 9 do not fit
   Scheduler scheduler = two_slot_sjf(blocks);
-  scheduler.add(make(4, 5));
+  add(scheduler, make(4, 5));
   Sequence* long_one = make(4, 400);
-  scheduler.add(long_one);
+  add(scheduler, long_one);
   const StepPlan plan = schedule_until_preemption(scheduler);
   ASSERT_EQ(named(plan.preempted), (std::vector<Sequence*>{long_one}));
   ASSERT_EQ(long_one->generated(), 5);
   Sequence* below = make(4, 393.5);
   Sequence* above = make(4, 394.5);
-  scheduler.add(below);
-  scheduler.add(above);
+  add(scheduler, below);
+  add(scheduler, above);
   EXPECT_EQ(ids(scheduler.waiting_order()),
             (std::vector<uint64_t>{below->id, long_one->id, above->id}))
       << "1 token generated since it was sent back: 400 - 5 - 1 = 394, not 400 - 5 - 6 (the "
@@ -184,11 +184,11 @@ TEST_F(LengthSchedulingTest, AStarvedRequestIsNotTheOneSentBackWhenAnotherCanGo)
   BlockManager blocks(4, 4, false);  // 16 tokens: two sequences of 9 do not fit
   Scheduler scheduler = two_slot_sjf(blocks);
   Sequence* starved = make(4, 400);
-  scheduler.add(starved);
+  add(scheduler, starved);
   complete(scheduler, scheduler.schedule());
   now_ += 30;
   Sequence* short_one = make(4, 5);
-  scheduler.add(short_one);
+  add(scheduler, short_one);
   now_ += 30;
   EXPECT_EQ(named(schedule_until_preemption(scheduler).preempted),
             (std::vector<Sequence*>{short_one}))
@@ -200,14 +200,12 @@ TEST_F(LengthSchedulingTest, AForkWaitsAsLongAsItsParent) {
   BlockManager blocks(256, 4, false);
   Scheduler scheduler = one_slot_sjf(blocks, 1.0);
   Sequence* parent = make(4, 100);
-  scheduler.add(parent);
+  add(scheduler, parent);
   for (int step = 0; step < 10; ++step) complete(scheduler, scheduler.schedule());
   now_ += 5;
-  Sequence* child = make(4, 100);
-  child->arrival = parent->arrival;
-  scheduler.fork(*parent, child);
+  const Sequence* child = fork(scheduler, parent);
   Sequence* newer = make(4, 95);
-  scheduler.add(newer);
+  add(scheduler, newer);
   EXPECT_EQ(child->arrival_time, parent->arrival_time);
   EXPECT_EQ(child->waiting_since, parent->waiting_since);
   EXPECT_EQ(child->waited_before, parent->waited_before);
@@ -221,17 +219,17 @@ TEST_F(LengthSchedulingTest, AForkWaitsAsLongAsItsParent) {
 // this step's plan already holds.
 TEST_F(LengthSchedulingTest, SjfPreemptsTheRequestWithTheMostPredictedWorkLeft) {
   const auto first_preempted = [&](SchedulingPolicy policy) {
-    sequences_.clear();
+    restart();
     BlockManager blocks(7, 4, false);  // 28 tokens in all
     Scheduler scheduler(
         {.max_batch_tokens = 64, .max_seqs = 4, .scheduling_policy = policy, .sjf_overtake = 0},
         blocks, 64, clock());
     Sequence* needing = make(8, 5);
-    scheduler.add(needing);
+    add(scheduler, needing);
     complete(scheduler, scheduler.schedule());
-    scheduler.add(make(4, 400));  // admitted before the medium one
+    add(scheduler, make(4, 400));  // admitted before the medium one
     complete(scheduler, scheduler.schedule());
-    scheduler.add(make(4, 100));
+    add(scheduler, make(4, 100));
     for (int step = 0; step < 8; ++step) {
       const StepPlan plan = scheduler.schedule();
       for (const SequenceRef& s : plan.preempted) {
@@ -253,11 +251,11 @@ TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
                        .scheduling_policy = SchedulingPolicy::kSjf,
                        .sjf_overtake = 0},
                       blocks, 256, clock());
-  for (double predicted : {200.0, 10.0}) scheduler.add(make(4, predicted));
+  for (double predicted : {200.0, 10.0}) add(scheduler, make(4, predicted));
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{2, 1}));
   scheduler.trust_predictions(false);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2})) << "arrival again";
-  scheduler.add(make(4, 1.0));
+  add(scheduler, make(4, 1.0));
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{1, 2, 3}));
   scheduler.trust_predictions(true);
   EXPECT_EQ(ids(scheduler.waiting_order()), (std::vector<uint64_t>{3, 2, 1}));
@@ -268,21 +266,24 @@ TEST_F(LengthSchedulingTest, UntrustedPredictionsFallBackToFcfs) {
 // the first to finish and nothing is preempted.
 TEST_F(LengthSchedulingTest, ReservingThePredictionAvoidsThePreemption) {
   const auto run = [&](KvReservation reservation) {
-    sequences_.clear();
+    restart();
     BlockManager blocks(7, 4, false);  // 28 tokens
     Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4, .kv_reservation = reservation},
                         blocks, 64, clock());
     Sequence* a = make(4, 12, 12);
     Sequence* b = make(4, 12, 12);
-    scheduler.add(a);
-    scheduler.add(b);
+    add(scheduler, a);
+    add(scheduler, b);
     bool both_ran_at_once = false;
     while (!scheduler.empty()) {
       const StepPlan plan = scheduler.schedule();
       both_ran_at_once = both_ran_at_once || plan.chunks.size() == 2;
       complete(scheduler, plan);
-      for (Sequence* s : {a, b}) {
-        if (s->status == SequenceStatus::kRunning && s->generated() >= 12) scheduler.remove(s);
+      for (const SeqId seq : {a->seq, b->seq}) {
+        const Sequence* s = scheduler.sequence(seq);  // null once it finished
+        if (s && s->status == SequenceStatus::kRunning && s->generated() >= 12) {
+          scheduler.remove(seq);
+        }
       }
     }
     return std::pair(scheduler.preemption_count(), both_ran_at_once);
@@ -301,13 +302,13 @@ TEST_F(LengthSchedulingTest, RecomputedTokensAreCounted) {
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64, clock());
   Sequence* a = make(8, 0);
   Sequence* b = make(8, 0);
-  scheduler.add(a);
-  scheduler.add(b);
+  add(scheduler, a);
+  add(scheduler, b);
   complete(scheduler, scheduler.schedule());
   complete(scheduler, scheduler.schedule());  // b is preempted with 8 tokens computed
   ASSERT_EQ(scheduler.preemption_count(), 1);
   EXPECT_EQ(scheduler.recomputed_tokens(), 0) << "counted when they are computed again";
-  scheduler.remove(a);
+  scheduler.remove(a->seq);
   scheduler.schedule();  // b is admitted again: the 8 tokens it had computed are computed again
   EXPECT_EQ(scheduler.recomputed_tokens(), 8);
 }

@@ -30,7 +30,7 @@ class OvertakingTest : public testing::LengthSchedulingTest {
   // Adds a request and runs `steps` steps, the first its prompt.
   Sequence* run(Scheduler& scheduler, int prompt, double predicted, int steps) {
     Sequence* s = make(prompt, predicted);
-    scheduler.add(s);
+    add(scheduler, s);
     for (int step = 0; step < steps; ++step) complete(scheduler, scheduler.schedule());
     return s;
   }
@@ -48,7 +48,7 @@ TEST_F(OvertakingTest, ASuspendedRequestKeepsItsKvAndResumesWithoutRecomputing) 
   const int32_t computed = long_one->computed;
   const std::vector<int32_t> kv = long_one->blocks.blocks;
   Sequence* short_one = make(4, 20);
-  scheduler.add(short_one);
+  add(scheduler, short_one);
   StepPlan plan = scheduler.schedule();
   EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one}))
       << "20 x 4 is within the 897 tokens the long one has left";
@@ -63,7 +63,7 @@ TEST_F(OvertakingTest, ASuspendedRequestKeepsItsKvAndResumesWithoutRecomputing) 
     EXPECT_EQ(planned(plan), (std::vector<Sequence*>{short_one}));
     complete(scheduler, plan);
   }
-  scheduler.remove(short_one);
+  scheduler.remove(short_one->seq);
   plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 1u);
   EXPECT_EQ(find(plan.chunks[0].seq), long_one);
@@ -80,7 +80,7 @@ TEST_F(OvertakingTest, NoOvertakingWithoutARatioOrBelowIt) {
     BlockManager blocks(64, 4, false);
     Scheduler scheduler = sjf(blocks, 1, ratio);
     Sequence* long_one = run(scheduler, 4, 900, 3);
-    scheduler.add(make(4, predicted));
+    add(scheduler, make(4, predicted));
     const StepPlan plan = scheduler.schedule();
     EXPECT_TRUE(plan.suspended.empty()) << "ratio " << ratio << ", predicted " << predicted;
     EXPECT_EQ(planned(plan), (std::vector<Sequence*>{long_one}));
@@ -95,8 +95,8 @@ TEST_F(OvertakingTest, EachShortRequestSuspendsTheRunningOneWithTheMostWorkLeft)
   Sequence* small = run(scheduler, 4, 60, 1);
   Sequence* first = make(4, 20);
   Sequence* second = make(4, 30);
-  scheduler.add(second);
-  scheduler.add(first);
+  add(scheduler, second);
+  add(scheduler, first);
   const StepPlan plan = scheduler.schedule();
   EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one, medium}))
       << "the shortest waiting request takes the longest one's slot, the next the next";
@@ -111,7 +111,7 @@ TEST_F(OvertakingTest, ARequestPastTheBoundIsNotSuspendedAndOvertakesAsTheShorte
     Scheduler scheduler = sjf(blocks, 1, 4.0);
     Sequence* long_one = run(scheduler, 4, 900, 3);
     now_ += 60;
-    scheduler.add(make(4, 20));
+    add(scheduler, make(4, 20));
     EXPECT_EQ(planned(scheduler.schedule()), (std::vector<Sequence*>{long_one}))
         << "it has waited max_wait_s since it arrived";
   }
@@ -120,7 +120,7 @@ TEST_F(OvertakingTest, ARequestPastTheBoundIsNotSuspendedAndOvertakesAsTheShorte
   Sequence* medium = run(scheduler, 4, 100, 3);
   Sequence* starved = make(4, 900);
   starved->arrival_time = now_ - 60;
-  scheduler.add(starved);
+  add(scheduler, starved);
   const StepPlan plan = scheduler.schedule();
   EXPECT_EQ(named(plan.suspended), (std::vector<Sequence*>{medium}));
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{starved}));
@@ -133,7 +133,7 @@ TEST_F(OvertakingTest, NoOvertakingWhenTheShortRequestsOutputWouldNotFit) {
     BlockManager blocks(10, 4, false);  // 40 tokens; the long request holds 8 of them
     Scheduler scheduler = sjf(blocks, 1, 4.0);
     run(scheduler, 4, 900, 3);
-    scheduler.add(make(4, predicted));
+    add(scheduler, make(4, predicted));
     EXPECT_EQ(scheduler.schedule().suspended.size(), overtakes ? 1u : 0u)
         << "4 + " << predicted << " tokens";
   }
@@ -144,7 +144,7 @@ TEST_F(OvertakingTest, ASuspendedSequencesKvIsTheFirstToGoWhenThePoolRunsDry) {
   Scheduler scheduler = sjf(blocks, 1, 4.0);
   Sequence* long_one = run(scheduler, 8, 900, 1);  // 8 tokens computed, 2 blocks
   Sequence* short_one = make(4, 12);               // 16 tokens expected: the other 4 blocks
-  scheduler.add(short_one);
+  add(scheduler, short_one);
   StepPlan plan = scheduler.schedule();
   ASSERT_EQ(named(plan.suspended), (std::vector<Sequence*>{long_one}));
   while (plan.preempted.empty() && short_one->tokens.size() < 18) {
@@ -157,7 +157,7 @@ TEST_F(OvertakingTest, ASuspendedSequencesKvIsTheFirstToGoWhenThePoolRunsDry) {
   EXPECT_EQ(long_one->computed, 0);
   EXPECT_TRUE(long_one->blocks.blocks.empty());
   complete(scheduler, plan);
-  scheduler.remove(short_one);
+  scheduler.remove(short_one->seq);
   plan = scheduler.schedule();
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{long_one}));
   EXPECT_EQ(scheduler.recomputed_tokens(), 8);
@@ -170,11 +170,11 @@ TEST_F(OvertakingTest, ARequestAheadTakesTheKvOfASuspendedOneBehindIt) {
   Scheduler scheduler = sjf(blocks, 1, 4.0);
   Sequence* long_one = run(scheduler, 8, 900, 1);
   Sequence* short_one = make(4, 12);
-  scheduler.add(short_one);
+  add(scheduler, short_one);
   ASSERT_EQ(named(scheduler.schedule().suspended), (std::vector<Sequence*>{long_one}));
-  scheduler.remove(short_one);
+  scheduler.remove(short_one->seq);
   Sequence* wide = make(20, 10);  // 5 blocks; 4 are free
-  scheduler.add(wide);
+  add(scheduler, wide);
   const StepPlan plan = scheduler.schedule();
   EXPECT_EQ(named(plan.preempted), (std::vector<Sequence*>{long_one}));
   EXPECT_EQ(planned(plan), (std::vector<Sequence*>{wide}));
@@ -189,14 +189,8 @@ TEST_F(OvertakingTest, ARequestOfSeveralSequencesIsNotSuspended) {
     BlockManager blocks(64, 4, false);
     Scheduler scheduler = sjf(blocks, slots, 4.0);
     Sequence* parent = run(scheduler, 4, 900, 3);
-    Sequence* child = make(4, 900);
-    child->id = parent->id;
-    child->arrival = parent->arrival;
-    child->tokens = parent->tokens;
-    child->computed = parent->computed;
-    child->blocks = blocks.share(parent->blocks);
-    scheduler.fork(*parent, child);
-    scheduler.add(make(4, 20));
+    fork(scheduler, parent);
+    add(scheduler, make(4, 20));
     EXPECT_TRUE(scheduler.schedule().suspended.empty()) << slots << " slots";
   }
 }
@@ -214,7 +208,7 @@ TEST_F(OvertakingTest, UnderReservationTheShortRequestsReservationMustFit) {
                         blocks, 1024, clock());
     run(scheduler, 4, 900, 3);  // sets aside 4 + 512 tokens, more than the pool
     Sequence* short_one = make(4, predicted);
-    scheduler.add(short_one);
+    add(scheduler, short_one);
     const StepPlan plan = scheduler.schedule();
     EXPECT_EQ(plan.suspended.size(), overtakes ? 1u : 0u) << predicted;
     EXPECT_EQ(short_one->status == SequenceStatus::kRunning, overtakes)
@@ -226,7 +220,7 @@ TEST_F(OvertakingTest, UntrustedPredictionsTurnOvertakingOff) {
   BlockManager blocks(64, 4, false);
   Scheduler scheduler = sjf(blocks, 1, 4.0);
   run(scheduler, 4, 900, 3);
-  scheduler.add(make(4, 20));
+  add(scheduler, make(4, 20));
   scheduler.trust_predictions(false);
   EXPECT_TRUE(scheduler.schedule().suspended.empty());
 }
@@ -235,11 +229,11 @@ TEST_F(OvertakingTest, RemovingASuspendedRequestGivesItsBlocksBack) {
   BlockManager blocks(64, 4, false);
   Scheduler scheduler = sjf(blocks, 1, 4.0);
   Sequence* long_one = run(scheduler, 4, 900, 3);
-  scheduler.add(make(4, 20));
+  add(scheduler, make(4, 20));
   const int32_t before = blocks.available_blocks();
   ASSERT_EQ(named(scheduler.schedule().suspended), (std::vector<Sequence*>{long_one}));
   const int32_t short_took = before - blocks.available_blocks();
-  scheduler.remove(long_one);
+  scheduler.remove(long_one->seq);
   EXPECT_EQ(blocks.available_blocks(), before - short_took + 2) << "the long one's 2 blocks";
   EXPECT_EQ(scheduler.waiting_count(), 0u);
 }
@@ -252,13 +246,13 @@ TEST_F(OvertakingTest, AMixedWorkloadUnderATightPoolAlwaysFinishes) {
   const auto draw = [&](int from, int count) { return from + static_cast<int>(random() % count); };
   BlockManager blocks(48, 4, false);  // 192 tokens: a few long requests fill it
   Scheduler scheduler = sjf(blocks, 4, 2.0);
-  std::vector<std::pair<Sequence*, int>> requests;
+  std::vector<std::pair<SeqId, int>> requests;
   for (int step = 0; step < 20000 && (requests.size() < 300 || !scheduler.empty()); ++step) {
     if (requests.size() < 300 && random() % 2 == 0) {
       const int length = random() % 5 == 0 ? draw(60, 20) : draw(4, 8);
       Sequence* s = make(draw(4, 8), length, length);
-      scheduler.add(s);
-      requests.emplace_back(s, length);
+      add(scheduler, s);
+      requests.emplace_back(s->seq, length);
     }
     const StepPlan plan = scheduler.schedule();
     ASSERT_TRUE(plan.rejected.empty());
@@ -266,10 +260,11 @@ TEST_F(OvertakingTest, AMixedWorkloadUnderATightPoolAlwaysFinishes) {
         << "a step without work while " << scheduler.waiting_count() << " requests wait, step "
         << step;
     complete(scheduler, plan);
-    for (auto& [s, length] : requests) {
-      if (s->status == SequenceStatus::kRunning && s->generated() >= length) {
+    for (const auto& [seq, length] : requests) {
+      const Sequence* s = scheduler.sequence(seq);  // null once it finished
+      if (s && s->status == SequenceStatus::kRunning && s->generated() >= length) {
         EXPECT_EQ(s->generated(), length);
-        scheduler.remove(s);
+        scheduler.remove(seq);
       }
     }
   }

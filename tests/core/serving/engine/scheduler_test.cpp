@@ -13,7 +13,7 @@ TEST_F(SchedulerTest, LongPromptIsPrefilledInChunksOfTheTokenBudget) {
   BlockManager blocks(16, 4, false);
   Scheduler scheduler({.max_batch_tokens = 8, .max_seqs = 4}, blocks, 64);
   Sequence* s = make(20);
-  scheduler.add(s);
+  add(scheduler, s);
   std::vector<int32_t> counts;
   for (int step = 0; step < 4; ++step) {
     const StepPlan plan = scheduler.schedule();
@@ -29,10 +29,10 @@ TEST_F(SchedulerTest, DecodesRideAlongWithANewPromptsChunk) {
   BlockManager blocks(32, 4, false);
   Scheduler scheduler({.max_batch_tokens = 10, .max_seqs = 4}, blocks, 64);
   Sequence* a = make(3);
-  scheduler.add(a);
+  add(scheduler, a);
   complete(scheduler, scheduler.schedule());  // a prefilled, now decoding
   Sequence* b = make(30);
-  scheduler.add(b);
+  add(scheduler, b);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 2u);
   EXPECT_EQ(find(plan.chunks[0].seq), a);
@@ -49,8 +49,8 @@ TEST_F(SchedulerTest, ALongPromptsChunkIsCappedAndTheNextPromptTakesTheRest) {
                       blocks, 64);
   Sequence* long_prompt = make(40);
   Sequence* short_prompt = make(5);
-  scheduler.add(long_prompt);
-  scheduler.add(short_prompt);
+  add(scheduler, long_prompt);
+  add(scheduler, short_prompt);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 2u);
   EXPECT_EQ(find(plan.chunks[0].seq), long_prompt);
@@ -66,8 +66,8 @@ TEST_F(SchedulerTest, ALongPromptsChunkIsCappedAndTheNextPromptTakesTheRest) {
   // Without the cap the long prompt takes the whole budget and the short one waits.
   BlockManager more_blocks(32, 4, false);
   Scheduler uncapped({.max_batch_tokens = 16, .max_seqs = 4}, more_blocks, 64);
-  uncapped.add(make(40));
-  uncapped.add(make(5));
+  add(uncapped, make(40));
+  add(uncapped, make(5));
   const StepPlan whole = uncapped.schedule();
   ASSERT_EQ(whole.chunks.size(), 1u);
   EXPECT_EQ(whole.chunks[0].count, 16);
@@ -79,7 +79,7 @@ TEST_F(SchedulerTest, UpdateFromOutputAdvancesTheSequencesAndCachesTheirFullBloc
   BlockManager blocks(16, 4, true);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
   Sequence* first = make(9);
-  scheduler.add(first);
+  add(scheduler, first);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 1u);
   EXPECT_EQ(plan.chunks[0].seq, first->seq);
@@ -90,15 +90,16 @@ TEST_F(SchedulerTest, UpdateFromOutputAdvancesTheSequencesAndCachesTheirFullBloc
   // Same prompt, another request: two full blocks of four come from the cache.
   Sequence* again = make(9);
   again->tokens = first->tokens;
-  first->tokens.push_back(7);  // sampled: `first` decodes beside it
-  scheduler.add(again);
+  scheduler.append(first->seq, 7);  // sampled: `first` decodes beside it
+  add(scheduler, again);
   const StepPlan next = scheduler.schedule();
   ASSERT_EQ(next.chunks.size(), 2u);
   EXPECT_EQ(next.chunks[1].seq, again->seq);
   EXPECT_EQ(next.chunks[1].first, 8);
   EXPECT_EQ(again->cached_prompt_tokens, 8);
-  scheduler.remove(again);
-  EXPECT_EQ(scheduler.sequence(again->seq), nullptr);
+  const SeqId again_seq = again->seq;
+  scheduler.remove(again_seq);
+  EXPECT_EQ(scheduler.sequence(again_seq), nullptr);
 }
 
 TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
@@ -106,8 +107,8 @@ TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
   Sequence* old_one = make(8);
   Sequence* new_one = make(8);
-  scheduler.add(old_one);
-  scheduler.add(new_one);
+  add(scheduler, old_one);
+  add(scheduler, new_one);
   complete(scheduler, scheduler.schedule());   // both prefilled: 2 blocks each, 8 tokens each now
   const StepPlan plan = scheduler.schedule();  // both need a third block: only one fits
   ASSERT_EQ(plan.preempted.size(), 1u);
@@ -122,7 +123,7 @@ TEST_F(SchedulerTest, PromptThatCanNeverFitIsRejectedWithAReason) {
   BlockManager blocks(2, 4, false);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
   Sequence* s = make(20);
-  scheduler.add(s);
+  add(scheduler, s);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.rejected.size(), 1u);
   EXPECT_NE(plan.rejected[0].reason.find("the context holds 8"), std::string::npos)
@@ -136,8 +137,8 @@ TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
       blocks, 64);
   Sequence* low = make(5, 0);
   Sequence* high = make(5, 3);
-  scheduler.add(low);
-  scheduler.add(high);
+  add(scheduler, low);
+  add(scheduler, high);
   const StepPlan plan = scheduler.schedule();
   ASSERT_EQ(plan.chunks.size(), 1u);
   EXPECT_EQ(find(plan.chunks[0].seq), high);
@@ -146,7 +147,7 @@ TEST_F(SchedulerTest, HigherPriorityIsAdmittedFirstUnderThePriorityPolicy) {
 TEST_F(SchedulerTest, SequenceCapLimitsARunningBatch) {
   BlockManager blocks(32, 4, false);
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 2}, blocks, 64);
-  for (int i = 0; i < 3; ++i) scheduler.add(make(2));
+  for (int i = 0; i < 3; ++i) add(scheduler, make(2));
   EXPECT_EQ(scheduler.schedule().chunks.size(), 2u);
   EXPECT_EQ(scheduler.waiting_count(), 1u);
 }
@@ -159,7 +160,7 @@ TEST_F(SchedulerTest, MicroBatchesTakeTheSequencesNoStepInFlightHolds) {
   std::vector<Sequence*> all;
   for (int i = 0; i < 4; ++i) {
     all.push_back(make(3));
-    scheduler.add(all.back());
+    add(scheduler, all.back());
   }
   StepLimits limits{.max_tokens = 6};  // two of the 3-token prompts
   const StepPlan first = scheduler.schedule(limits);
@@ -179,8 +180,8 @@ TEST_F(SchedulerTest, ASequenceInFlightIsNeverPreempted) {
   Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
   Sequence* old_one = make(8);
   Sequence* new_one = make(8);
-  scheduler.add(old_one);
-  scheduler.add(new_one);
+  add(scheduler, old_one);
+  add(scheduler, new_one);
   complete(scheduler, scheduler.schedule());  // both prefilled: 2 blocks each
   // The newest one is in flight: the old one, needing a third block, gives way itself.
   const StepPlan plan = scheduler.schedule({.busy = {new_one->id}});

@@ -16,8 +16,8 @@ TEST_F(StepInputTest, ChunksFlattenWithTheirPositionsAndLogitRows) {
   Scheduler scheduler({.max_batch_tokens = 6, .max_seqs = 4}, blocks, 64);
   Sequence* a = make(3);
   Sequence* b = make(5);
-  scheduler.add(a);
-  scheduler.add(b);
+  add(scheduler, a);
+  add(scheduler, b);
   const StepPlan plan = scheduler.schedule();  // a whole, 3 of b's 5
   const StepInput input = build_step_input(plan, scheduler, 4, 64, nullptr);
   EXPECT_EQ(input.tokens, (std::vector<int32_t>{1000, 1001, 1002, 2000, 2001, 2002}));
