@@ -86,10 +86,13 @@ class Simulation {
       throw Error(ErrorCategory::kInvalidArgument,
                   "schedule simulation: a request was rejected: " + plan.rejected.front().reason);
     }
-    scheduler_.update_from_output(plan);
+    StepResults results;
+    for (const ScheduledChunk& c : plan.chunks) {
+      if (c.needs_logits) results.tokens.push_back({c.seq, 0});
+    }
+    scheduler_.update_from_output(plan, results);
     int32_t prompt_tokens = 0;
     for (const ScheduledChunk& c : plan.chunks) {
-      if (c.needs_logits) scheduler_.append(c.seq, 0);
       const Sequence& s = scheduler_.planned(c.seq);
       // Anything but the decode of the last sampled token is prompt work: prefill, recompute.
       if (c.count > 1 || c.first < s.prompt_length) prompt_tokens += c.count;

@@ -138,9 +138,10 @@ void Engine::remove_lora(const std::string& name) {
   lora_.remove(name);
 }
 
-SamplingState& Engine::fork(Request& request, const SamplingState& parent, int32_t sample) {
+SamplingState& Engine::fork(Request& request, const SamplingState& parent, int32_t sample,
+                            StepResults& results) {
   const SeqId child = next_seq_++;
-  scheduler_.fork(parent.seq, child);
+  results.forks.push_back({parent.seq, child});
   request.sequences.push_back(std::make_unique<SamplingState>(SamplingState{
       .seq = child,
       .sample = sample,
@@ -149,9 +150,11 @@ SamplingState& Engine::fork(Request& request, const SamplingState& parent, int32
   return *request.sequences.back();
 }
 
-void Engine::remove_sequence(Request& request, SamplingState* sequence) {
+void Engine::remove_sequence(Request& request, SamplingState* sequence, StepResults* results) {
   if (request.parked) {
     request.parked.reset();
+  } else if (results) {
+    results->finished.push_back(sequence->seq);
   } else {
     scheduler_.remove(sequence->seq);
   }
@@ -174,11 +177,17 @@ const Sequence& Engine::state(const Request& request, const SamplingState& seque
   return request.parked ? *request.parked : scheduler_.planned(sequence.seq);
 }
 
-void Engine::drop(uint64_t id) {
+void Engine::drop(uint64_t id, StepResults* results) {
   const auto it = requests_.find(id);
   if (it == requests_.end()) return;
   if (!it->second->parked) {
-    for (const auto& s : it->second->sequences) scheduler_.remove(s->seq);
+    for (const auto& s : it->second->sequences) {
+      if (results) {
+        results->finished.push_back(s->seq);
+      } else {
+        scheduler_.remove(s->seq);
+      }
+    }
   }
   requests_.erase(it);
 }
@@ -281,8 +290,17 @@ std::vector<SequenceUpdate> Engine::collect_oldest() {
   in_flight_.pop_front();
   const std::vector<float> logits = step.launched ? runner_.collect() : std::vector<float>();
   for (uint64_t id : step.plan.requests()) limits_.busy.erase(id);
-  const RequestStarts starts = record_progress(step.plan);
-  std::vector<SequenceUpdate> updates = consume_logits(step.plan, logits);
+  const RequestStarts starts = record_starts(step.plan);
+  StepResults results;
+  std::vector<SequenceUpdate> updates;
+  try {
+    updates = consume_logits(step.plan, logits, results);
+  } catch (...) {
+    // What the rows sampled before the failure stands, as each row's changes are its own.
+    scheduler_.update_from_output(step.plan, results);
+    throw;
+  }
+  scheduler_.update_from_output(step.plan, results);
   apply_deferred_aborts(updates);
   add_request_metrics(starts, updates);
   return updates;

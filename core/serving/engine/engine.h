@@ -135,19 +135,26 @@ class Engine {
   // Requests whose adapter now has a slot join the scheduler; those whose adapter could not be
   // read again end with the error, reported by the next step.
   void admit_parked();
-  SamplingState& fork(Request& request, const SamplingState& parent, int32_t sample);
-  void remove_sequence(Request& request, SamplingState* sequence);
+  // Sampling state for a new fork of `parent`, whose scheduler side `results` asks for.
+  SamplingState& fork(Request& request, const SamplingState& parent, int32_t sample,
+                      StepResults& results);
+  // Ends one of the request's sequences: in `results` while a step's logits are sampled, at once
+  // otherwise.
+  void remove_sequence(Request& request, SamplingState* sequence, StepResults* results = nullptr);
   // The sampling state of the sequence a chunk of a plan not yet collected names:
   // Error(kInternal) when gone.
   SamplingState& planned(const ScheduledChunk& chunk) const;
   // The scheduler's state of one of the request's sequences, or the spec of a parked one.
   const Sequence& state(const Request& request, const SamplingState& sequence) const;
-  void drop(uint64_t id);
+  // Ends every sequence of a request and forgets it; its sequences end in `results` while a
+  // step's logits are sampled.
+  void drop(uint64_t id, StepResults* results = nullptr);
   void sample_tokens(Request& request, SamplingState& s, std::span<const float> logits,
-                     std::vector<SequenceUpdate>& updates);
+                     std::vector<SequenceUpdate>& updates, StepResults& results);
   void advance_beams(Request& request, SamplingState& s, std::span<const float> logits,
-                     std::vector<SequenceUpdate>& updates);
-  void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates);
+                     std::vector<SequenceUpdate>& updates, StepResults& results);
+  void finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates,
+                    StepResults& results);
   // A beam's best `count` next tokens: of those its grammar allows, when it has one.
   std::vector<TokenLogprob> beam_candidates(SamplingState& s, std::span<const float> logits,
                                             int32_t count);
@@ -172,10 +179,12 @@ class Engine {
   // its logits will need computed beside it; counts the step.
   void launch(const StepPlan& plan, const StepInput& batch);
   std::vector<SequenceUpdate> collect_oldest();
-  // Notes when requests were first scheduled, and has the scheduler apply the step's progress.
-  RequestStarts record_progress(const StepPlan& plan);
-  // Samples or advances beams from each logit row, and ends finished and rejected requests.
-  std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits);
+  // Notes when requests were first scheduled; preempted beams report again.
+  RequestStarts record_starts(const StepPlan& plan);
+  // Samples or advances beams from each logit row, and ends finished and rejected requests; what
+  // that changes of the sequences goes into `results`, for Scheduler::update_from_output.
+  std::vector<SequenceUpdate> consume_logits(const StepPlan& plan, std::span<const float> logits,
+                                             StepResults& results);
   static void add_request_metrics(const RequestStarts& starts,
                                   std::vector<SequenceUpdate>& updates);
   // After a failed step: no step is in flight any more (the caller aborts what it holds).

@@ -1,13 +1,15 @@
 // Beam search over the engine's sequences: the beams of a request are sequences that share KV
 // blocks copy-on-write, and a search step runs once every live beam has its logits.
 
+#include <map>
+
 #include "core/serving/engine/engine.h"
 #include "core/serving/engine/stop_check.h"
 
 namespace baton {
 
 void Engine::advance_beams(Request& request, SamplingState& s, std::span<const float> logits,
-                           std::vector<SequenceUpdate>& updates) {
+                           std::vector<SequenceUpdate>& updates, StepResults& results) {
   const GenerationParams& params = request.params;
   const uint64_t id = scheduler_.planned(s.seq).id;  // `s` may end below
   if (!request.beams.report(s.seq, beam_candidates(s, logits, 2 * params.beam_width),
@@ -28,13 +30,17 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
   };
   const BeamSelection selection = select_beams(cumulative, top, params.beam_width, ends);
 
-  const auto generated = [&](const SamplingState& beam) {
-    const Sequence& state = scheduler_.planned(beam.seq);
-    return std::vector<int32_t>(state.tokens.begin() + state.prompt_length, state.tokens.end());
+  // The live beams as the step left them: the parents of this search step's children.
+  std::vector<const Sequence*> parents;
+  for (SeqId seq : live) parents.push_back(&scheduler_.planned(seq));
+  const auto generated_after = [&](size_t parent, int32_t token) {
+    const Sequence& p = *parents[parent];
+    std::vector<int32_t> tokens(p.tokens.begin() + p.prompt_length, p.tokens.end());
+    tokens.push_back(token);
+    return tokens;
   };
   for (const BeamChoice& c : selection.finished) {
-    std::vector<int32_t> tokens = generated(*request.sequences[c.parent]);
-    tokens.push_back(c.token);
+    std::vector<int32_t> tokens = generated_after(c.parent, c.token);
     const double score = beam_score(c.cumulative_logprob, tokens.size(), params.length_penalty);
     request.beams.finish(
         {std::move(tokens), c.cumulative_logprob, score, FinishReason::kStop, !end_token(c.token)});
@@ -44,6 +50,7 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
   // taken before any child appends its token.
   const size_t n_parents = request.sequences.size();
   std::vector<SamplingState*> children;
+  std::map<const SamplingState*, const BeamChoice*> choice_of;
   std::vector<bool> continued(n_parents, false);
   for (const BeamChoice& c : selection.live) {
     SamplingState& parent = *request.sequences[c.parent];
@@ -51,8 +58,9 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
       continued[c.parent] = true;
       children.push_back(&parent);
     } else {
-      children.push_back(&fork(request, parent, 0));
+      children.push_back(&fork(request, parent, 0, results));
     }
+    choice_of[children.back()] = &c;
   }
   for (size_t i = 0; i < selection.live.size(); ++i) {
     Sampler& sampler = *children[i]->sampler;
@@ -61,7 +69,7 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
       sampler.accept_grammar(selection.live[i].token);
       grammar_.count_engine_seconds(sampler.grammar_seconds() - before);
     }
-    scheduler_.append(children[i]->seq, selection.live[i].token);
+    results.tokens.push_back({children[i]->seq, selection.live[i].token});
     children[i]->cumulative_logprob = selection.live[i].cumulative_logprob;
     ++counters_.generated_tokens;
   }
@@ -69,16 +77,26 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
   for (size_t p = 0; p < n_parents; ++p) {
     if (!continued[p]) ended.push_back(request.sequences[p].get());
   }
-  for (SamplingState* beam : ended) remove_sequence(request, beam);
+  for (SamplingState* beam : ended) remove_sequence(request, beam, &results);
 
-  const bool at_length =
-      !request.sequences.empty() &&
-      finish_after(params, tokenizer_, scheduler_.planned(request.sequences.front()->seq),
-                   request.sequences.front()->sampler->grammar_finished(),
-                   config_.context_size) == FinishReason::kLength;
+  // Every live beam has as many tokens as the others: the first one says whether they are at
+  // their length.
+  bool at_length = false;
+  if (!request.sequences.empty()) {
+    const SamplingState& front = *request.sequences.front();
+    const BeamChoice& c = *choice_of.at(&front);
+    const Sequence& parent = *parents[c.parent];
+    const SampledToken sampled{.token = c.token,
+                               .generated = parent.generated() + 1,
+                               .length = static_cast<int32_t>(parent.tokens.size()) + 1,
+                               .grammar_finished = front.sampler->grammar_finished()};
+    at_length =
+        finish_after(params, tokenizer_, sampled, config_.context_size) == FinishReason::kLength;
+  }
   if (at_length) {
     for (const auto& beam : request.sequences) {
-      std::vector<int32_t> tokens = generated(*beam);
+      const BeamChoice& c = *choice_of.at(beam.get());
+      std::vector<int32_t> tokens = generated_after(c.parent, c.token);
       const double cumulative_logprob = beam->cumulative_logprob;
       const double score = beam_score(cumulative_logprob, tokens.size(), params.length_penalty);
       request.beams.finish({std::move(tokens), cumulative_logprob, score, FinishReason::kLength});
@@ -86,7 +104,7 @@ void Engine::advance_beams(Request& request, SamplingState& s, std::span<const f
   }
   if (at_length || request.sequences.empty() ||
       request.beams.finished() >= static_cast<size_t>(params.beam_width)) {
-    finish_beams(id, request, updates);
+    finish_beams(id, request, updates, results);
   }
 }
 
@@ -99,8 +117,11 @@ std::vector<TokenLogprob> Engine::beam_candidates(SamplingState& s, std::span<co
   return baton::beam_candidates(logits, count, &beam_mask_);
 }
 
-void Engine::finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates) {
-  while (!request.sequences.empty()) remove_sequence(request, request.sequences.back().get());
+void Engine::finish_beams(uint64_t id, Request& request, std::vector<SequenceUpdate>& updates,
+                          StepResults& results) {
+  while (!request.sequences.empty()) {
+    remove_sequence(request, request.sequences.back().get(), &results);
+  }
   // Without a grammar beam_width >= n beams always finish; a grammar may allow fewer outputs
   // (or none from where the beams stand). Thrown before any update: the request fails alone.
   std::vector<FinishedBeam> beams = request.beams.best(request.params.n);

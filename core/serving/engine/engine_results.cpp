@@ -15,54 +15,57 @@
 namespace baton {
 
 void Engine::sample_tokens(Request& request, SamplingState& s, std::span<const float> logits,
-                           std::vector<SequenceUpdate>& updates) {
+                           std::vector<SequenceUpdate>& updates, StepResults& results) {
+  // The row's sequence as the step left it: its forks below start as copies of it.
+  const Sequence& row = scheduler_.planned(s.seq);
   std::vector<SamplingState*> group = {&s};
   if (!request.forked) {
     // The length head's prediction from the logits after the prompt, before any fork.
     if (lengths_.predict_after_prefill(request.length, logits, request.lora != nullptr)) {
-      scheduler_.set_predicted_output(s.seq, request.length.predicted_output);
+      results.predictions.push_back({s.seq, request.length.predicted_output});
     }
     // The prompt is computed once; the other samples start from its blocks and its logits.
     request.forked = true;
     for (int32_t i = 1; i < reported_completions(request.params); ++i) {
-      group.push_back(&fork(request, s, i));
+      group.push_back(&fork(request, s, i, results));
     }
   }
   const LogSoftmax logprob(logits);
-  for (SamplingState* live : group) {
-    const Sequence& sequence = scheduler_.planned(live->seq);
-    SamplingState& sampling = *live;
-    const double grammar_before = sampling.sampler->grammar_seconds();
-    const int32_t token = sampling.sampler->sample(logits, sequence.tokens,
-                                                   static_cast<size_t>(sequence.prompt_length));
-    grammar_.count_engine_seconds(sampling.sampler->grammar_seconds() - grammar_before);
-    scheduler_.append(sampling.seq, token);
-    sampling.cumulative_logprob += logprob(token);
+  for (SamplingState* sampling : group) {
+    const double grammar_before = sampling->sampler->grammar_seconds();
+    const int32_t token =
+        sampling->sampler->sample(logits, row.tokens, static_cast<size_t>(row.prompt_length));
+    grammar_.count_engine_seconds(sampling->sampler->grammar_seconds() - grammar_before);
+    results.tokens.push_back({sampling->seq, token});
+    sampling->cumulative_logprob += logprob(token);
     ++counters_.generated_tokens;
-    SequenceUpdate update{.id = sequence.id,
-                          .sample = sampling.sample,
+    SequenceUpdate update{.id = row.id,
+                          .sample = sampling->sample,
                           .new_tokens = {token},
-                          .cumulative_logprob = sampling.cumulative_logprob};
+                          .cumulative_logprob = sampling->cumulative_logprob};
     if (request.params.logprobs > 0) {
       update.logprobs.push_back(
           {.chosen = {token, logprob(token)}, .top = logprob.top(request.params.logprobs)});
     }
+    const SampledToken sampled{.token = token,
+                               .generated = row.generated() + 1,
+                               .length = static_cast<int32_t>(row.tokens.size()) + 1,
+                               .grammar_finished = sampling->sampler->grammar_finished()};
     if (const std::optional<FinishReason> reason =
-            finish_after(request.params, tokenizer_, sequence, sampling.sampler->grammar_finished(),
-                         config_.context_size)) {
+            finish_after(request.params, tokenizer_, sampled, config_.context_size)) {
       update.finished = true;
       update.finish_reason = *reason;
       update.last_token_is_text =
           *reason == FinishReason::kStop && !is_stop_token(request.params, tokenizer_, token);
-      learn_length(request, sequence.generated());
-      remove_sequence(request, live);
+      learn_length(request, sampled.generated);
+      remove_sequence(request, sampling, &results);
     }
     updates.push_back(std::move(update));
   }
 }
 
-// Before the logits are handled: that may fork or end sequences of the same request.
-Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
+// The requests' first scheduling, and beams that report again.
+Engine::RequestStarts Engine::record_starts(const StepPlan& plan) {
   for (const SequenceRef& preempted : plan.preempted) {
     // A recomputed beam reports its candidates again when its logits come back.
     requests_.at(preempted.request)->beams.forget(preempted.seq);
@@ -77,12 +80,12 @@ Engine::RequestStarts Engine::record_progress(const StepPlan& plan) {
     starts.emplace(chunk.request,
                    RequestStart{request.first_scheduled, request.cached_prompt_tokens});
   }
-  scheduler_.update_from_output(plan);
   return starts;
 }
 
 std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
-                                                   std::span<const float> logits) {
+                                                   std::span<const float> logits,
+                                                   StepResults& results) {
   // The logit rows, in the order of the chunks that asked for them.
   std::vector<std::pair<uint64_t, SamplingState*>> with_logits;
   for (const ScheduledChunk& chunk : plan.chunks) {
@@ -101,15 +104,15 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
       for (int32_t i = 0; i < reported_completions(request.params); ++i) {
         updates.push_back({.id = id, .sample = i, .finished = true});
       }
-      drop(id);
+      drop(id, &results);
       continue;
     }
     const std::span<const float> row_logits = logits.subspan(n_vocab * row, n_vocab);
     try {
       if (request.params.use_beam_search) {
-        advance_beams(request, s, row_logits, updates);
+        advance_beams(request, s, row_logits, updates, results);
       } else {
-        sample_tokens(request, s, row_logits, updates);
+        sample_tokens(request, s, row_logits, updates, results);
       }
     } catch (const Error& e) {
       // The request's own grammar (one that allows no token here, or grew past its bounds)
@@ -122,12 +125,12 @@ std::vector<SequenceUpdate> Engine::consume_logits(const StepPlan& plan,
   }
   for (const auto& [id, reason] : grammar_failures) {
     updates.push_back({.id = id, .finished = true, .error = reason});
-    drop(id);
+    drop(id, &results);
   }
   // After the logits: a rejected prompt may have siblings in this step's chunks.
   for (const Rejection& rejected : plan.rejected) {
     updates.push_back({.id = rejected.request, .finished = true, .error = rejected.reason});
-    drop(rejected.request);
+    drop(rejected.request, &results);
   }
   return updates;
 }

@@ -97,10 +97,6 @@ void Scheduler::remove(SeqId seq) {
   sequences_.erase(seq);
 }
 
-void Scheduler::append(SeqId seq, int32_t token) {
-  owned(seq).tokens.push_back(token);
-}
-
 void Scheduler::set_predicted_output(SeqId seq, double tokens) {
   owned(seq).predicted_output = tokens;
 }
@@ -246,12 +242,26 @@ const Sequence& Scheduler::planned(SeqId seq) const {
   return *it->second;
 }
 
-void Scheduler::update_from_output(const StepPlan& plan) {
+void Scheduler::update_from_output(const StepPlan& plan, const StepResults& results) {
+  // Progress first: a fork copies its parent's progress and cached block hashes.
   for (const ScheduledChunk& chunk : plan.chunks) {
     Sequence& s = owned(chunk.seq);
     s.computed += chunk.count;
     blocks_.cache_full_blocks(s.tokens, s.computed, s.adapter, s.blocks);
   }
+  for (const StepResults::Prediction& p : results.predictions)
+    set_predicted_output(p.seq, p.tokens);
+  for (const StepResults::Fork& f : results.forks) fork(f.parent, f.child);
+  for (const StepResults::Token& t : results.tokens) {
+    Sequence& s = owned(t.seq);
+    if (static_cast<int32_t>(s.tokens.size()) >= context_size_) {
+      throw Error(ErrorCategory::kInternal, "sequence " + std::to_string(t.seq) +
+                                                " would grow past the context of " +
+                                                std::to_string(context_size_));
+    }
+    s.tokens.push_back(t.token);
+  }
+  for (SeqId seq : results.finished) remove(seq);
 }
 
 StepPlan Scheduler::schedule(const StepLimits& limits) {

@@ -50,15 +50,16 @@ class Scheduler {
   const Sequence& fork(SeqId parent, SeqId child);
   // Ends a sequence (finished or aborted): its blocks are freed and it is gone.
   void remove(SeqId seq);
-  // A token sampled for the sequence, after its step's progress (update_from_output).
-  void append(SeqId seq, int32_t token);
   // The output length the sequence is now predicted to reach (sjf's order, reservation).
   void set_predicted_output(SeqId seq, double tokens);
   // A busy request's sequences are neither scheduled nor preempted.
   StepPlan schedule(const StepLimits& limits = {});
-  // A step of `plan` ran: each scheduled sequence advances past its chunk, and the blocks it
-  // filled join the prefix cache. Before the step's logits are used, which may fork or end them.
-  void update_from_output(const StepPlan& plan);
+  // A step of `plan` ran and its logits were sampled, in this order: each scheduled sequence
+  // advances past its chunk and the blocks it filled join the prefix cache; the predictions are
+  // set; the forks are made (copies of their parents before this step's tokens); the tokens are
+  // appended; the finished sequences are removed. Error(kInternal) when the results name a
+  // sequence that is gone or grow one past the context.
+  void update_from_output(const StepPlan& plan, const StepResults& results = {});
   // The sequence a plan names; null once it is removed.
   const Sequence* sequence(SeqId seq) const;
   // The same, for a plan not yet collected, whose sequences are all still here: throws

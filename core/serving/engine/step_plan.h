@@ -49,6 +49,28 @@ struct StepPlan {
   std::set<uint64_t> requests() const;
 };
 
+// What sampling decided from a step's logits, in the order it decided it: the "model runner
+// output" the scheduler applies with the step's progress (Scheduler::update_from_output).
+// Sampling reads the sequences as the plan left them and logs its changes here; nothing changes
+// a sequence while the logit rows are read.
+struct StepResults {
+  struct Prediction {
+    SeqId seq;
+    double tokens;  // the output length now predicted (the length head, after the prompt)
+  };
+  struct Fork {
+    SeqId parent, child;  // a parallel sample or beam split off before any token is appended
+  };
+  struct Token {
+    SeqId seq;
+    int32_t token;
+  };
+  std::vector<Prediction> predictions;
+  std::vector<Fork> forks;
+  std::vector<Token> tokens;
+  std::vector<SeqId> finished;  // ended, failed or rejected; their blocks go back in this order
+};
+
 // With micro-batches in flight (pipeline parallelism), what one step may not take: the requests
 // with a sequence in a step not yet collected, and more than `max_tokens` tokens (within the
 // scheduler's own budget).

@@ -11,12 +11,11 @@ bool is_stop_token(const GenerationParams& params, const Tokenizer& tokenizer, i
 }
 
 std::optional<FinishReason> finish_after(const GenerationParams& params, const Tokenizer& tokenizer,
-                                         const Sequence& s, bool grammar_finished,
-                                         int32_t context_size) {
-  if (is_stop_token(params, tokenizer, s.tokens.back()) || grammar_finished) {
+                                         const SampledToken& sampled, int32_t context_size) {
+  if (is_stop_token(params, tokenizer, sampled.token) || sampled.grammar_finished) {
     return FinishReason::kStop;
   }
-  if (s.generated() >= params.max_tokens || static_cast<int32_t>(s.tokens.size()) >= context_size) {
+  if (sampled.generated >= params.max_tokens || sampled.length >= context_size) {
     return FinishReason::kLength;
   }
   return std::nullopt;

@@ -49,13 +49,14 @@ class SchedulerFixture : public ::testing::Test {
     unadded_.clear();
     next_seq_ = 1;
   }
-  // The engine's step as the scheduler sees it: the plan's progress (Scheduler::
-  // update_from_output), then one sampled token where logits were wanted.
+  // The engine's step as the scheduler sees it: the plan's progress and one sampled token where
+  // logits were wanted (Scheduler::update_from_output).
   void complete(Scheduler& scheduler, const StepPlan& plan) {
-    scheduler.update_from_output(plan);
+    StepResults results;
     for (const ScheduledChunk& c : plan.chunks) {
-      if (c.needs_logits) scheduler.append(c.seq, 7);
+      if (c.needs_logits) results.tokens.push_back({c.seq, 7});
     }
+    scheduler.update_from_output(plan, results);
   }
   // The sequence from make() a plan names (compared by address: the scheduler may have ended it).
   Sequence* find(SeqId seq) const {

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
+#include "baton/error.h"
+
 #include "tests/core/serving/engine/scheduler_fixture.h"
 
 namespace baton {
@@ -90,7 +94,7 @@ TEST_F(SchedulerTest, UpdateFromOutputAdvancesTheSequencesAndCachesTheirFullBloc
   // Same prompt, another request: two full blocks of four come from the cache.
   Sequence* again = make(9);
   again->tokens = first->tokens;
-  scheduler.append(first->seq, 7);  // sampled: `first` decodes beside it
+  scheduler.update_from_output({}, {.tokens = {{first->seq, 7}}});  // `first` decodes beside it
   add(scheduler, again);
   const StepPlan next = scheduler.schedule();
   ASSERT_EQ(next.chunks.size(), 2u);
@@ -100,6 +104,57 @@ TEST_F(SchedulerTest, UpdateFromOutputAdvancesTheSequencesAndCachesTheirFullBloc
   const SeqId again_seq = again->seq;
   scheduler.remove(again_seq);
   EXPECT_EQ(scheduler.sequence(again_seq), nullptr);
+}
+
+// What sampling decided is applied in a fixed order: progress, predictions, forks (copies of
+// their parent before this step's token), tokens, then the finished, whose blocks a fork still
+// holds.
+TEST_F(SchedulerTest, UpdateFromOutputForksBeforeTheTokensAndFinishesLast) {
+  BlockManager blocks(16, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 64);
+  Sequence* parent = make(6);
+  add(scheduler, parent);
+  const StepPlan plan = scheduler.schedule();
+  const SeqId parent_seq = parent->seq, child_seq = 100;
+  const uint64_t request = parent->id;  // `parent` is gone once finished
+  const int32_t free_before = blocks.available_blocks();
+  scheduler.update_from_output(plan, {.predictions = {{parent_seq, 42.0}},
+                                      .forks = {{parent_seq, child_seq}},
+                                      .tokens = {{parent_seq, 5}, {child_seq, 9}},
+                                      .finished = {parent_seq}});
+  EXPECT_EQ(scheduler.sequence(parent_seq), nullptr);
+  const Sequence* child = scheduler.sequence(child_seq);
+  ASSERT_NE(child, nullptr);
+  EXPECT_EQ(child->id, request) << "a sample of the same request";
+  EXPECT_EQ(child->computed, 6) << "the parent's progress, applied first";
+  EXPECT_EQ(child->predicted_output, 42.0) << "the prediction, set before the fork";
+  EXPECT_EQ(child->generated(), 1) << "its own token only";
+  EXPECT_EQ(child->tokens.back(), 9);
+  EXPECT_EQ(child->status, SequenceStatus::kRunning);
+  EXPECT_EQ(blocks.available_blocks(), free_before) << "the child holds the parent's blocks";
+  scheduler.remove(child_seq);
+  EXPECT_EQ(blocks.available_blocks(), blocks.total_blocks());
+}
+
+TEST_F(SchedulerTest, ResultsThatNameAnEndedSequenceOrOutgrowTheContextAreInternalErrors) {
+  BlockManager blocks(16, 4, false);
+  Scheduler scheduler({.max_batch_tokens = 64, .max_seqs = 4}, blocks, 8);
+  Sequence* s = make(8);
+  add(scheduler, s);
+  const StepPlan plan = scheduler.schedule();
+  try {
+    scheduler.update_from_output(plan, {.tokens = {{s->seq, 5}}});
+    FAIL() << "a ninth token went into a context of 8";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInternal);
+    EXPECT_NE(std::string(e.what()).find("past the context of 8"), std::string::npos) << e.what();
+  }
+  try {
+    scheduler.update_from_output({}, {.tokens = {{999, 5}}});
+    FAIL() << "a token for an unknown sequence was taken";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInternal);
+  }
 }
 
 TEST_F(SchedulerTest, NewestRequestIsPreemptedWhenThePoolRunsDry) {

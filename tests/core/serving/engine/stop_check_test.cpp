@@ -18,11 +18,14 @@ class StopCheck : public ::testing::Test {
         Tokenizer::create(vocabulary_from_gguf(gguf::GgufFile::open(testing::demo_model())));
     eos_ = tokenizer_->eos();
   }
-  Sequence sequence(std::vector<int32_t> tokens, int32_t prompt) {
-    Sequence s;
-    s.tokens = std::move(tokens);
-    s.prompt_length = prompt;
-    return s;
+  // The last of `tokens`, after a prompt of `prompt` of them.
+  static SampledToken sampled(const std::vector<int32_t>& tokens, int32_t prompt,
+                              bool grammar_finished = false) {
+    const int32_t length = static_cast<int32_t>(tokens.size());
+    return {.token = tokens.back(),
+            .generated = length - prompt,
+            .length = length,
+            .grammar_finished = grammar_finished};
   }
   std::unique_ptr<Tokenizer> tokenizer_;
   int32_t eos_ = -1;
@@ -42,15 +45,13 @@ TEST_F(StopCheck, EndOfTextStopsUnlessIgnoredAndStopIdsAlwaysDo) {
 TEST_F(StopCheck, ASampleEndsAtAStopTokenItsGrammarsEndItsLimitOrAFullContext) {
   GenerationParams params;
   params.max_tokens = 3;
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), false, 64), std::nullopt);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, eos_}, 2), false, 64),
-            FinishReason::kStop);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100, 101, 102}, 2), false, 64),
+  EXPECT_EQ(finish_after(params, *tokenizer_, sampled({5, 6, 100}, 2), 64), std::nullopt);
+  EXPECT_EQ(finish_after(params, *tokenizer_, sampled({5, 6, eos_}, 2), 64), FinishReason::kStop);
+  EXPECT_EQ(finish_after(params, *tokenizer_, sampled({5, 6, 100, 101, 102}, 2), 64),
             FinishReason::kLength);
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), false, 3),
-            FinishReason::kLength)
+  EXPECT_EQ(finish_after(params, *tokenizer_, sampled({5, 6, 100}, 2), 3), FinishReason::kLength)
       << "the context is full";
-  EXPECT_EQ(finish_after(params, *tokenizer_, sequence({5, 6, 100}, 2), true, 64),
+  EXPECT_EQ(finish_after(params, *tokenizer_, sampled({5, 6, 100}, 2, true), 64),
             FinishReason::kStop)
       << "the grammar has ended";
 }
