@@ -66,14 +66,18 @@ class DecoderModel final : public Model {
   ModelShard shard_;
 };
 
-// The slice of a node's weight that the shard holds.
-std::optional<WeightSlice> node_slice(std::string_view node, const ShardLayout& layout) {
+// The slice of a weight or bias that the shard holds: norms are whole on every rank; any other
+// node must say how it is cut, or a bias would be added once per rank.
+std::optional<WeightSlice> node_slice(std::string_view node, TensorRole role,
+                                      const ShardLayout& layout) {
+  if (role == TensorRole::kNorm) return std::nullopt;
   if (node == "q" || node == "q_bias") return layout.q_rows;
   if (node == "k" || node == "v" || node == "k_bias" || node == "v_bias") return layout.kv_rows;
   if (node == "attn_output") return layout.attn_columns;
   if (node == "ffn_gate" || node == "ffn_up") return layout.ffn_rows;
   if (node == "ffn_down") return layout.ffn_columns;
-  return std::nullopt;  // norms are replicated
+  throw Error(ErrorCategory::kInternal,
+              "the decoder does not know how to split node '" + std::string(node) + "'");
 }
 
 // Layer `i`'s tensors as the family's table lists them, by the node each feeds.
@@ -92,18 +96,19 @@ class LayerTensors {
       if (t.optional && !load.file().find_tensor(name)) continue;
       const int64_t rows = t.row_count(sizes);
       if (t.role != TensorRole::kMatrix) {
-        put(t.node, load.get_f32(name, {rows}, node_slice(t.node, layout)));
+        put(t.node, load.get_f32(name, {rows}, node_slice(t.node, t.role, layout)));
         continue;
       }
       const Shape shape = {rows, sizes.of(t.cols)};
       if (t.fused.empty()) {
-        put(t.node, load.get(name, shape, node_slice(t.node, layout)));
+        put(t.node, load.get(name, shape, node_slice(t.node, t.role, layout)));
         continue;
       }
       int64_t first = 0;
       for (const FusedPart& part : t.fused) {
         const int64_t count = sizes.of(part.rows);
-        put(part.node, load.get_rows(name, shape, first, count, node_slice(part.node, layout)));
+        put(part.node,
+            load.get_rows(name, shape, first, count, node_slice(part.node, t.role, layout)));
         first += count;
       }
     }

@@ -89,13 +89,12 @@ void read_family_keys(const gguf::GgufFile& file, const ModelFamily& family, Mod
     c.sliding_window = static_cast<int32_t>(window);
     c.swa_layers = sliding_window_layers(file, a, c.n_layer, family.sliding_window_period);
   }
-  // attention.scale is a Baton key (its checkpoint import writes Gemma's query_pre_attn_scalar
-  // as it), read for every family as llama.cpp reads it for Granite's.
-  const double scale =
-      family.default_attention_scale
-          ? family.default_attention_scale({c.n_embd, c.n_layer, c.n_head, c.head_dim})
-          : 0.0;
-  if (file.contains(a + ".attention.scale") || scale > 0) {
+  // attention.scale is a Baton key: its checkpoint import writes query_pre_attn_scalar as it.
+  if (family.query_pre_attn_scalar) {
+    const double scale =
+        family.default_attention_scale
+            ? family.default_attention_scale({c.n_embd, c.n_layer, c.n_head, c.head_dim})
+            : 1.0 / std::sqrt(static_cast<double>(c.head_dim));
     c.attn_scale = positive_float(file, a + ".attention.scale", scale);
   }
 }

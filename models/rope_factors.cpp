@@ -39,8 +39,10 @@ std::optional<ModelConfig::LongRope> read_long_rope(const WeightLoader& load,
 }  // namespace
 
 void read_rope_factors(const WeightLoader& load, const ModelFamily& family, ModelConfig& config) {
-  if (auto factors = load.find_host_f32("rope_freqs.weight", config.rope.n_rot / 2)) {
-    config.rope.freq_factors = std::move(*factors);
+  if (family.rope_freqs) {
+    if (auto factors = load.find_host_f32("rope_freqs.weight", config.rope.n_rot / 2)) {
+      config.rope.freq_factors = std::move(*factors);
+    }
   }
   if (family.long_rope) config.long_rope = read_long_rope(load, config);
 }

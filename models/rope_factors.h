@@ -6,8 +6,8 @@
 
 namespace baton {
 
-// The rotary frequency factors a file may hold, into config.rope and config.long_rope:
-// rope_freqs.weight (Llama 3's per-pair divisors) and, for a family with LongRoPE, both
+// The rotary frequency factors a file may hold, into config.rope and config.long_rope: for a
+// family that reads them, rope_freqs.weight (Llama 3's per-pair divisors) and, with LongRoPE, both
 // rope_factors_{short,long}.weight with the context length they switch at
 // (rope.scaling.original_context_length, else the trained one) and the magnitude scaling
 // (rope.scaling.attn_factor). Error(kInvalidModel) for one LongRoPE set without the other or

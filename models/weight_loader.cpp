@@ -90,12 +90,6 @@ std::optional<std::vector<float>> WeightLoader::find_host_f32(const std::string&
   return std::vector<float>(t.data<float>(), t.data<float>() + n);
 }
 
-std::optional<Tensor> WeightLoader::find_f32(const std::string& name, const Shape& expected,
-                                             const std::optional<WeightSlice>& slice) const {
-  if (!file_.find_tensor(name)) return std::nullopt;
-  return get_f32(name, expected, slice);
-}
-
 EmbeddingWeights WeightLoader::embeddings(int64_t n_vocab, int64_t n_embd,
                                           const std::optional<WeightSlice>& output_rows) const {
   EmbeddingWeights e;

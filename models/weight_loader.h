@@ -45,9 +45,6 @@ class WeightLoader {
   // host because they become op parameters; nullopt when absent, Error(kInvalidModel) when it
   // is not f32 [n].
   std::optional<std::vector<float>> find_host_f32(const std::string& name, int64_t n) const;
-  // get_f32() when the file has the tensor, nullopt otherwise.
-  std::optional<Tensor> find_f32(const std::string& name, const Shape& expected,
-                                 const std::optional<WeightSlice>& slice = std::nullopt) const;
   // token_embd, output_norm and output.weight; token_embd again when the file has no
   // output.weight (tied embeddings, as in stories260K's llama2.c export and Qwen2-0.5B).
   // `output_rows`: the rows of the output projection a tensor-parallel rank holds.

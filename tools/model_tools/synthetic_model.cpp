@@ -85,7 +85,7 @@ void check_shape(const SyntheticShape& s) {
     invalid("LongRoPE factors are for families that have them; " + s.architecture + " has none");
   }
   if (s.sliding_window < 0) {
-    invalid("sliding_window = " + std::to_string(s.sliding_window) + " must be positive");
+    invalid("sliding_window = " + std::to_string(s.sliding_window) + " must not be negative");
   }
   if (s.sliding_window > 0 && family->sliding_window == 0) {
     invalid("a sliding window is for families that have one; " + s.architecture + " has none");

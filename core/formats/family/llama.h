@@ -10,7 +10,7 @@ namespace baton::families {
 inline constexpr HfModelClass kLlamaClasses[] = {
     {"LlamaForCausalLM"}, {.name = "MistralForCausalLM", .window_bounds_context = true}};
 
-// Some Llama checkpoints carry q/k/v biases (transformers' attention_bias); most do not.
+// Some Llama GGUF files carry q/k/v biases; most do not.
 inline constexpr LayerTensor kLlamaLayer[] = {kAttnNorm,
                                               kAttnQ,
                                               kAttnK,
@@ -34,6 +34,7 @@ inline constexpr ModelFamily kLlama{.gguf_arch = "llama",
                                     .hf_classes = kLlamaClasses,
                                     .layer = kLlamaLayer,
                                     .interleave_rotary = true,
+                                    .rope_freqs = true,
                                     .shapes = kLlamaShapes};
 
 }  // namespace baton::families

@@ -50,11 +50,18 @@ struct LayerTensor {
   std::span<const FusedPart> fused = {};
   // q and k, whose rows transformers orders as two halves per head and GGUF llama interleaves.
   bool rotary = false;
-  // Used where the file or checkpoint holds it, as Llama's q/k/v biases; `baton synth` leaves it
+  // Loaded where a GGUF file holds it, as the q/k/v biases some Llama files carry; checkpoint
+  // import does not take it (a checkpoint that holds it is refused) and `baton synth` leaves it
   // out.
   bool optional = false;
 
   int64_t row_count(const FamilySizes& sizes) const;
+};
+
+// A boolean config.json key the family cannot honour when true, and what it can do instead.
+struct HfRefusedFlag {
+  std::string_view key;
+  std::string_view supported;  // "Qwen2 with full attention"
 };
 
 // A Hugging Face model class the family converts from.
@@ -110,15 +117,17 @@ struct ModelFamily {
   // files leave the key out, 0 for none, and the period of "attention.sliding_window_pattern"
   // where they leave that out (the last layer of each period attends globally).
   int32_t sliding_window = 0, sliding_window_period = 0;
-  // The attention scale where the file has no "<arch>.attention.scale"; null: 1/sqrt(head_dim).
-  double (*default_attention_scale)(const FamilyHyper&) = nullptr;
   // config.json's query_pre_attn_scalar (default head_dim) scales the scores by its inverse
-  // square root; conversion writes that as attention.scale.
+  // square root; conversion writes that as "<arch>.attention.scale", which loading reads.
   bool query_pre_attn_scalar = false;
+  // The scale where such a file has no attention.scale; null: 1/sqrt(head_dim).
+  double (*default_attention_scale)(const FamilyHyper&) = nullptr;
+  // rope_freqs.weight, Llama 3's per-pair frequency divisors, where the file holds it.
+  bool rope_freqs = false;
   bool explicit_head_dim = false;  // attention.key_length/value_length written (head_dim free)
   // Boolean config.json keys the family cannot honour when true, refused on conversion (Qwen2's
   // use_sliding_window, which GGUF has no key for).
-  std::span<const std::string_view> hf_refused_flags = {};
+  std::span<const HfRefusedFlag> hf_refused_flags = {};
   bool hf_tied_by_default = false;  // transformers' config ties embeddings unless it says not
   bool tied_by_default = false;     // `baton synth --arch` ties the output to the embeddings
   std::span<const FamilyShape> shapes = {};

@@ -14,7 +14,8 @@ inline constexpr LayerTensor kQwen2Layer[] = {kAttnNorm,  kAttnQ,     kAttnK,   
                                               kFfnNorm,   kFfnGate,   kFfnUp,     kFfnDown};
 
 // Windowed layers (max_window_layers) have no GGUF key, in llama.cpp either.
-inline constexpr std::string_view kQwen2RefusedFlags[] = {"use_sliding_window"};
+inline constexpr HfRefusedFlag kQwen2RefusedFlags[] = {
+    {"use_sliding_window", "Qwen2 with full attention"}};
 
 inline constexpr FamilyShape kQwen2Shapes[] = {
     {"qwen2-0.5b", 896, 24, 14, 2, 0, 4864, 151936, 32768, 1000000.0f, 1e-6f, true},
@@ -24,6 +25,7 @@ inline constexpr ModelFamily kQwen2{.gguf_arch = "qwen2",
                                     .summary = "q/k/v biases",
                                     .hf_classes = kQwen2Classes,
                                     .layer = kQwen2Layer,
+                                    .rope_freqs = true,
                                     .hf_refused_flags = kQwen2RefusedFlags,
                                     .tied_by_default = true,
                                     .shapes = kQwen2Shapes};

@@ -1,6 +1,5 @@
 #include "core/formats/hf_import/convert_checkpoint.h"
 
-#include <cmath>
 #include <vector>
 
 #include "baton/error.h"

@@ -145,13 +145,6 @@ std::string_view activation_name(FamilyActivation activation) {
 void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
   const ModelFamily& family = *c.family;
   const nlohmann::json& j = r.json();
-  for (std::string_view flag : family.hf_refused_flags) {
-    if (find_bool(j, flag, r.path()).value_or(false)) {
-      throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(flag) +
-                                                   " is not supported by Baton's " +
-                                                   std::string(family.gguf_arch));
-    }
-  }
   if (family.activation != FamilyActivation::kSilu) {
     const std::string_view expected = activation_name(family.activation);
     for (const char* key : {"hidden_activation", "hidden_act"}) {
@@ -189,6 +182,13 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   LlamaConfig c;
   c.architecture = r.architecture();
   c.family = find_hf_model_family(c.architecture);
+  for (const HfRefusedFlag& flag : c.family->hf_refused_flags) {
+    if (find_bool(r.json(), flag.key, r.path()).value_or(false)) {
+      throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(flag.key) +
+                                                   " is not supported (" +
+                                                   std::string(flag.supported) + " is)");
+    }
+  }
   c.hidden_size = r.positive("hidden_size");
   c.intermediate_size = r.positive("intermediate_size");
   c.n_layer = r.positive("num_hidden_layers");

@@ -28,6 +28,7 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
     const std::string hf = "model.layers." + std::to_string(i) + ".";
     const std::string gg = "blk." + std::to_string(i) + ".";
     for (const LayerTensor& tensor : family.layer) {
+      if (tensor.optional) continue;
       const std::string source = hf + std::string(tensor.hf), name = gg + std::string(tensor.gguf);
       const int64_t rows = tensor.row_count(sizes);
       switch (tensor.role) {
@@ -35,16 +36,14 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
           t.push_back(norm(source, name));
           break;
         case TensorRole::kBias:
-          t.push_back(
-              {.source = source, .name = name, .shape = {rows}, .optional = tensor.optional});
+          t.push_back({source, name, {rows}});
           break;
         case TensorRole::kMatrix:
           // A fused weight stays fused: the GGUF family splits it as the checkpoint's does.
           t.push_back({.source = source,
                        .name = name,
                        .shape = {rows, sizes.of(tensor.cols)},
-                       .interleave_rotary = tensor.rotary && family.interleave_rotary,
-                       .optional = tensor.optional});
+                       .interleave_rotary = tensor.rotary && family.interleave_rotary});
           break;
       }
     }
@@ -73,7 +72,6 @@ std::vector<TensorMapping> map_llama_tensors(const LlamaConfig& config,
   for (const TensorMapping& m : expected) {
     const SafetensorsTensor* found = weights.find(m.source);
     if (m.source == kOutputSource && (config.tie_word_embeddings || !found)) continue;
-    if (m.optional && !found) continue;
     if (!found) {
       throw Error(ErrorCategory::kInvalidModel, "the checkpoint has no tensor '" + m.source + "'");
     }

@@ -23,7 +23,6 @@ struct TensorMapping {
   bool interleave_rotary = false;
   // Gemma's RMSNorm scales by 1 + weight; GGUF holds the sum, as llama.cpp's converter writes it.
   bool add_one = false;
-  bool optional = false;  // left out when the checkpoint does not hold it (Llama's biases)
 };
 
 // The GGUF tensors of `config`'s model, from token_embd through the layers to output_norm and

@@ -141,12 +141,12 @@ void Engine::remove_lora(const std::string& name) {
 SamplingState& Engine::fork(Request& request, const SamplingState& parent, int32_t sample,
                             StepResults& results) {
   const SeqId child = next_seq_++;
-  results.forks.push_back({parent.seq, child});
   request.sequences.push_back(std::make_unique<SamplingState>(SamplingState{
       .seq = child,
       .sample = sample,
       .sampler = parent.sampler->fork(sample_seed(request.params.sampling.seed, sample)),
       .cumulative_logprob = parent.cumulative_logprob}));
+  results.forks.push_back({parent.seq, child});
   return *request.sequences.back();
 }
 
@@ -296,8 +296,12 @@ std::vector<SequenceUpdate> Engine::collect_oldest() {
   try {
     updates = consume_logits(step.plan, logits, results);
   } catch (...) {
-    // What the rows sampled before the failure stands, as each row's changes are its own.
-    scheduler_.update_from_output(step.plan, results);
+    // What the rows sampled before the failure stands, as each row's changes are its own; the
+    // failure reported is the first one.
+    try {
+      scheduler_.update_from_output(step.plan, results);
+    } catch (...) {
+    }
     throw;
   }
   scheduler_.update_from_output(step.plan, results);

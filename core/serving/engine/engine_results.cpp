@@ -1,6 +1,6 @@
-// Applying a collected step to its requests: the sequences advance past their chunks, each
-// logit row is sampled (or advances a beam search, engine_beams.cpp), and finished, failed and
-// rejected requests end.
+// Sampling a collected step: each logit row is sampled (or advances a beam search,
+// engine_beams.cpp) and finished, failed and rejected requests end, with what that changes of
+// the sequences logged for the scheduler (StepResults).
 
 #include <algorithm>
 #include <map>

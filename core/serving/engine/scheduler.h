@@ -39,8 +39,9 @@ class Scheduler {
   static double steady_seconds();
 
   // The scheduler owns every sequence it is given and is the only one to change it: callers read
-  // it by id and change it through the calls below. Error(kInternal) for a sequence id that is
-  // unset or taken (add, fork) or unknown (the others).
+  // it by id and change it through the calls below. Error(kInternal) for a new sequence id that
+  // is unset or taken (add, fork) and for an id it does not hold (fork's parent, remove,
+  // set_predicted_output).
   //
   // Takes a new sequence, which waits to be scheduled.
   const Sequence& add(std::unique_ptr<Sequence> sequence);

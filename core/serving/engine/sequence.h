@@ -1,14 +1,13 @@
 #pragma once
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "core/serving/engine/block_manager.h"
 
 namespace baton {
 
-enum class SequenceStatus { kWaiting, kRunning, kFinished };
+enum class SequenceStatus { kWaiting, kRunning };
 
 // One token stream as the scheduler sees it: a request's prompt and what has been generated after
 // it, its KV blocks and what decides its order. `computed` counts the tokens whose K/V is in the

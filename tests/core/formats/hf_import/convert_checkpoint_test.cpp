@@ -224,6 +224,10 @@ TEST(ConvertCheckpoint, Phi3KeepsFusedProjectionsAndCapsTheContextAtItsWindow) {
   const TempFile qwen2_out("qwen2_window.gguf");
   convert_checkpoint(qwen2_dir.path(), qwen2_out.path(), {.out_type = DType::kF32});
   EXPECT_EQ(gguf::GgufFile::open(qwen2_out.path()).get_int("qwen2.context_length"), 256);
+  edit_config(qwen2_dir.path(), [](nlohmann::json& c) { c["use_sliding_window"] = true; });
+  expect_contains(convert_error(qwen2_dir.path()),
+                  "config.json: use_sliding_window is not supported (Qwen2 with full attention "
+                  "is)");
 
   edit_config(dir.path(), [](nlohmann::json& c) { c["num_key_value_heads"] = 4; });
   expect_contains(convert_error(dir.path()),

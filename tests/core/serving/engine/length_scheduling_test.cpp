@@ -274,12 +274,13 @@ TEST_F(LengthSchedulingTest, ReservingThePredictionAvoidsThePreemption) {
     Sequence* b = make(4, 12, 12);
     add(scheduler, a);
     add(scheduler, b);
+    const SeqId a_seq = a->seq, b_seq = b->seq;  // `a` and `b` are gone once removed
     bool both_ran_at_once = false;
     while (!scheduler.empty()) {
       const StepPlan plan = scheduler.schedule();
       both_ran_at_once = both_ran_at_once || plan.chunks.size() == 2;
       complete(scheduler, plan);
-      for (const SeqId seq : {a->seq, b->seq}) {
+      for (const SeqId seq : {a_seq, b_seq}) {
         const Sequence* s = scheduler.sequence(seq);  // null once it finished
         if (s && s->status == SequenceStatus::kRunning && s->generated() >= 12) {
           scheduler.remove(seq);
