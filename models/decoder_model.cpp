@@ -90,7 +90,8 @@ class LayerTensors {
     const FamilySizes sizes{.embd = c.n_embd,
                             .ff = c.n_ff,
                             .q = int64_t{c.n_head} * c.head_dim,
-                            .kv = int64_t{c.n_head_kv} * c.head_dim};
+                            .kv = int64_t{c.n_head_kv} * c.head_dim,
+                            .head = c.head_dim};
     for (const LayerTensor& t : family.layer) {
       const std::string name = prefix + std::string(t.gguf);
       if (t.optional && !load.file().find_tensor(name)) continue;
@@ -159,16 +160,18 @@ DecoderLayerWeights load_layer(const WeightLoader& load, const ModelFamily& fami
                                const ModelConfig& c, const ShardLayout& layout, int32_t i) {
   LayerTensors t(load, family, c, layout, i);
   DecoderLayerWeights w;
-  w.attn_norm = t.take("attn_norm");
+  w.attn_norm = t.find("attn_norm");
   w.attn = {.wq = t.take("q"),
             .wk = t.take("k"),
             .wv = t.take("v"),
             .wo = t.take("attn_output"),
             .bq = t.find("q_bias"),
             .bk = t.find("k_bias"),
-            .bv = t.find("v_bias")};
+            .bv = t.find("v_bias"),
+            .q_norm = t.find("q_norm"),
+            .k_norm = t.find("k_norm")};
   w.attn_post_norm = t.find("attn_post_norm");
-  w.ffn_norm = t.take("ffn_norm");
+  w.ffn_norm = t.find("ffn_norm");
   w.ffn = {.gate = t.take("ffn_gate"), .up = t.take("ffn_up"), .down = t.take("ffn_down")};
   w.ffn_post_norm = t.find("ffn_post_norm");
   t.check_all_taken();
@@ -181,10 +184,27 @@ std::unique_ptr<Model> load_model(const gguf::GgufFile& file, Backend& backend,
                                   const ModelShard& shard) {
   const std::string arch = file.get_string("general.architecture");
   const ModelFamily* family = find_model_family(arch);
+  // llama.cpp writes a multimodal model's vision tower (Gemma 3's, ...) as a file of its own.
+  if (arch == "clip") {
+    throw Error(ErrorCategory::kUnsupported,
+                file.path().filename().string() +
+                    " is a vision projector (mmproj, architecture 'clip'); Baton runs the text "
+                    "model: pass the model's own GGUF file");
+  }
   if (!family) {
     throw Error(ErrorCategory::kUnsupported, file.path().filename().string() +
                                                  ": unknown model architecture '" + arch +
                                                  "' (supported: " + model_family_names() + ")");
+  }
+  // A norm over the whole q or k projection needs all of it, which no tensor-parallel rank has.
+  for (const LayerTensor& t : family->layer) {
+    if (shard.tp_size > 1 && t.role == TensorRole::kNorm &&
+        (t.rows == FamilyDim::kQ || t.rows == FamilyDim::kKv)) {
+      throw Error(ErrorCategory::kUnsupported,
+                  arch +
+                      " normalises the whole q and k projections, which tensor parallelism "
+                      "splits over ranks (use pipeline or data parallelism)");
+    }
   }
   ModelConfig config = read_model_config(file);
   const WeightLoader load(file, backend);

@@ -38,20 +38,27 @@ struct ModelConfig {
   float final_softcap = 0.0f;
   // Phi-3's LongRoPE: frequency factors for contexts up to original_context (short) and beyond
   // (long), chosen per step by StepInput::context_size as llama.cpp chooses them by its context
-  // size, and attn_factor, by which rotated q and k are both scaled.
+  // size (the rotation's magnitude is rope.attn_factor).
   struct LongRope {
     std::vector<float> short_factors, long_factors;
     int32_t original_context = 0;
-    float attn_factor = 1.0f;
   };
   std::optional<LongRope> long_rope;
   // Layers i with swa_layers[i] attend only to the last `sliding_window` positions; empty: none.
   int32_t sliding_window = 0;
   std::vector<bool> swa_layers;
+  // The rotation of those windowed layers where it differs from `rope` (Gemma 3's local base).
+  std::optional<RopeParams> swa_rope;
+  // Layers i with nope_layers[i] take no rotary embedding (SmolLM3); empty: every layer does.
+  std::vector<bool> nope_layers;
 
+  bool windowed(int32_t layer) const {
+    return static_cast<size_t>(layer) < swa_layers.size() && swa_layers[layer];
+  }
   // The attention window of `layer` (AttentionParams::window): 0 for the whole context.
-  int32_t attention_window(int32_t layer) const {
-    return static_cast<size_t>(layer) < swa_layers.size() && swa_layers[layer] ? sliding_window : 0;
+  int32_t attention_window(int32_t layer) const { return windowed(layer) ? sliding_window : 0; }
+  bool rotary(int32_t layer) const {
+    return static_cast<size_t>(layer) >= nope_layers.size() || !nope_layers[layer];
   }
 };
 

@@ -18,20 +18,53 @@ int32_t positive_int(const gguf::GgufFile& file, const std::string& key) {
   return static_cast<int32_t>(value);
 }
 
-void read_rope_scaling(const gguf::GgufFile& file, const std::string& arch, RopeParams& rope) {
-  const std::string type = file.find_string(arch + ".rope.scaling.type").value_or("none");
-  const double factor = file.find_float(arch + ".rope.scaling.factor")
+// The scaling of "<arch>.rope.scaling.*" as llama.cpp applies it: linear (positions divided by
+// the factor) or YaRN, whose attention factor llama.cpp derives from the factor (and
+// yarn_log_multiplier) so that the rotation's magnitude is 1 + 0.1 ln(factor).
+void read_rope_scaling(const gguf::GgufFile& file, const std::string& arch, int32_t n_ctx_train,
+                       RopeParams& rope) {
+  const std::string scaling = arch + ".rope.scaling.";
+  const std::string type = file.find_string(scaling + "type").value_or("none");
+  const double factor = file.find_float(scaling + "factor")
                             .value_or(file.find_float(arch + ".rope.scale_linear").value_or(1.0));
+  rope.attn_factor = static_cast<float>(file.find_float(scaling + "attn_factor").value_or(1.0));
+  if (!(rope.attn_factor > 0.0f) || !std::isfinite(rope.attn_factor)) {
+    throw Error(ErrorCategory::kInvalidModel, scaling + "attn_factor must be positive");
+  }
   if (type == "none" || factor == 1.0) return;
-  if (type != "linear") {
+  if (type != "linear" && type != "yarn") {
     throw Error(ErrorCategory::kUnsupported,
                 file.path().filename().string() + ": rope scaling type '" + type +
-                    "' is not supported (supported: none, linear, and llama3 rope_freqs)");
+                    "' is not supported (supported: none, linear, yarn, and llama3 rope_freqs)");
   }
-  if (!(factor > 0)) {
-    throw Error(ErrorCategory::kInvalidModel, arch + ".rope.scaling.factor must be positive");
+  if (!(factor > 0) || !std::isfinite(factor)) {
+    throw Error(ErrorCategory::kInvalidModel, scaling + "factor must be positive");
   }
   rope.freq_scale = static_cast<float>(1.0 / factor);
+  if (type != "yarn") return;
+  rope.yarn_ext_factor =
+      static_cast<float>(file.find_float(scaling + "yarn_ext_factor").value_or(1.0));
+  rope.yarn_beta_fast =
+      static_cast<float>(file.find_float(scaling + "yarn_beta_fast").value_or(32.0));
+  rope.yarn_beta_slow =
+      static_cast<float>(file.find_float(scaling + "yarn_beta_slow").value_or(1.0));
+  const int64_t original = file.find_int(scaling + "original_context_length").value_or(n_ctx_train);
+  if (original <= 0 || original > (int64_t{1} << 30) || !(rope.yarn_beta_fast > 0.0f) ||
+      !(rope.yarn_beta_slow > 0.0f)) {
+    throw Error(ErrorCategory::kInvalidModel,
+                scaling +
+                    "original_context_length, yarn_beta_fast and yarn_beta_slow must be "
+                    "positive");
+  }
+  rope.yarn_original_context = static_cast<int32_t>(original);
+  if (rope.yarn_ext_factor == 0.0f) return;
+  const auto mscale = [factor](double m) {
+    return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
+  };
+  const double log_multiplier = file.find_float(scaling + "yarn_log_multiplier").value_or(0.0);
+  const double attn = log_multiplier != 0.0 ? mscale(1.0) / mscale(log_multiplier) : mscale(1.0);
+  // The kernel's YaRN magnitude, 1 + 0.1 ln(factor), comes on top: llama.cpp cancels it here.
+  rope.attn_factor *= static_cast<float>(attn / (1.0 + 0.1 * std::log(factor)));
 }
 
 [[noreturn]] void invalid(const gguf::GgufFile& file, const std::string& message) {
@@ -69,6 +102,27 @@ std::vector<bool> sliding_window_layers(const gguf::GgufFile& file, const std::s
   return layers;
 }
 
+// The sliding window and the layers it applies to; none where the file has no window and the
+// family no default (Gemma 3, OLMo 2), as llama.cpp reads them. The family's windowed layers may
+// rotate with a base of their own and without the global layers' scaling.
+void read_window(const gguf::GgufFile& file, const ModelFamily& family, ModelConfig& c) {
+  const std::string& a = c.architecture;
+  const std::string window_key = a + ".attention.sliding_window";
+  const int64_t window = file.find_int(window_key).value_or(family.sliding_window);
+  if (window == 0 && family.sliding_window == 0) return;
+  if (window <= 0 || window > (int64_t{1} << 30)) {
+    invalid(file, window_key + " = " + std::to_string(window) + " is out of range");
+  }
+  c.sliding_window = static_cast<int32_t>(window);
+  c.swa_layers = sliding_window_layers(file, a, c.n_layer, family.sliding_window_period);
+  if (!family.swa_rope_unscaled) return;
+  RopeParams local{.n_rot = c.rope.n_rot, .mode = c.rope.mode};
+  local.freq_base =
+      positive_float(file, a + ".rope.freq_base_swa",
+                     family.swa_rope_base > 0 ? family.swa_rope_base : c.rope.freq_base);
+  c.swa_rope = local;
+}
+
 // What the family's descriptor says of its files beyond the keys every family shares.
 void read_family_keys(const gguf::GgufFile& file, const ModelFamily& family, ModelConfig& c) {
   const std::string& a = c.architecture;
@@ -80,14 +134,9 @@ void read_family_keys(const gguf::GgufFile& file, const ModelFamily& family, Mod
   if (family.final_softcap > 0) {
     c.final_softcap = positive_float(file, a + ".final_logit_softcapping", family.final_softcap);
   }
-  if (family.sliding_window > 0) {
-    const std::string window_key = a + ".attention.sliding_window";
-    const int64_t window = file.find_int(window_key).value_or(family.sliding_window);
-    if (window <= 0 || window > (int64_t{1} << 30)) {
-      invalid(file, window_key + " = " + std::to_string(window) + " is out of range");
-    }
-    c.sliding_window = static_cast<int32_t>(window);
-    c.swa_layers = sliding_window_layers(file, a, c.n_layer, family.sliding_window_period);
+  if (family.sliding_window > 0 || family.sliding_window_period > 0) read_window(file, family, c);
+  for (int32_t i = 0; family.no_rope_period > 0 && i < c.n_layer; ++i) {
+    c.nope_layers.push_back((i + 1) % family.no_rope_period == 0);
   }
   // attention.scale is a Baton key: its checkpoint import writes query_pre_attn_scalar as it.
   if (family.query_pre_attn_scalar) {
@@ -132,7 +181,7 @@ ModelConfig read_model_config(const gguf::GgufFile& file) {
                     " must be even and at most the head size " + std::to_string(c.head_dim));
   }
   c.rope.freq_base = static_cast<float>(file.find_float(a + ".rope.freq_base").value_or(10000.0));
-  read_rope_scaling(file, a, c.rope);
+  read_rope_scaling(file, a, c.n_ctx_train, c.rope);
   if (const ModelFamily* family = find_model_family(a)) read_family_keys(file, *family, c);
   return c;
 }

@@ -16,22 +16,15 @@ std::optional<ModelConfig::LongRope> read_long_rope(const WeightLoader& load,
     throw Error(ErrorCategory::kInvalidModel,
                 name + ": LongRoPE needs both rope_factors_long and rope_factors_short");
   }
-  if (c.rope.n_rot != c.head_dim) {
-    throw Error(ErrorCategory::kUnsupported, name + ": LongRoPE with a partial rotation (n_rot " +
-                                                 std::to_string(c.rope.n_rot) + " of head size " +
-                                                 std::to_string(c.head_dim) + ") is not supported");
-  }
   const std::string a = c.architecture;
   ModelConfig::LongRope r{
       .short_factors = std::move(*short_factors),
       .long_factors = std::move(*long_factors),
       .original_context = static_cast<int32_t>(
-          file.find_int(a + ".rope.scaling.original_context_length").value_or(c.n_ctx_train)),
-      .attn_factor =
-          static_cast<float>(file.find_float(a + ".rope.scaling.attn_factor").value_or(1.0))};
-  if (r.original_context <= 0 || !(r.attn_factor > 0.0f)) {
+          file.find_int(a + ".rope.scaling.original_context_length").value_or(c.n_ctx_train))};
+  if (r.original_context <= 0) {
     throw Error(ErrorCategory::kInvalidModel,
-                name + ": rope.scaling.original_context_length and attn_factor must be positive");
+                name + ": rope.scaling.original_context_length must be positive");
   }
   return r;
 }

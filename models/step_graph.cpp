@@ -37,9 +37,6 @@ StepGraph::StepGraph(Graph& graph, Backend& backend, const ModelConfig& config,
     rope_.freq_factors = input.context_size > long_rope->original_context
                              ? long_rope->long_factors
                              : long_rope->short_factors;
-    // attn_factor scales the rotated q and k, so q·k by its square (the loader checks that
-    // every dimension is rotated).
-    score_scale_ *= long_rope->attn_factor * long_rope->attn_factor;
   }
 }
 
@@ -75,8 +72,9 @@ Tensor StepGraph::split_heads(const Tensor& x, int32_t heads) const {
   return x.reshape({x.dim(0), heads, config_.head_dim});
 }
 
-Tensor StepGraph::rope(const Tensor& x, const std::string& name) {
-  return graph_.rope(x, positions_, rope_, name);
+Tensor StepGraph::rope(const Tensor& x, int32_t layer, const std::string& name) {
+  const bool local = config_.swa_rope && config_.windowed(layer);
+  return graph_.rope(x, positions_, local ? *config_.swa_rope : rope_, name);
 }
 
 Tensor StepGraph::attention(const Tensor& q, const Tensor& k, const Tensor& v, int32_t layer,
@@ -113,13 +111,28 @@ Tensor StepGraph::scale(const Tensor& x, float factor, const std::string& name) 
 
 Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
                                  const std::string& prefix) {
+  // A q or k norm is over the whole projection (OLMo 2) or, a head's size, over each head
+  // (Qwen3, Gemma 3).
   const auto project = [&](const Tensor& weight, const std::optional<Tensor>& bias,
-                           const std::string& name, int32_t heads) {
-    return split_heads(linear(h, weight, bias, prefix + name, Parallel::kColumn), heads);
+                           const std::string& name, int32_t heads,
+                           const std::optional<Tensor>& norm_weight) {
+    Tensor x = linear(h, weight, bias, prefix + name, Parallel::kColumn);
+    if (norm_weight && norm_weight->dim(0) != config_.head_dim) {
+      x = norm(x, *norm_weight, prefix + name + "_norm");
+    }
+    x = split_heads(x, heads);
+    if (norm_weight && norm_weight->dim(0) == config_.head_dim) {
+      x = norm(x, *norm_weight, prefix + name + "_norm");
+    }
+    return x;
   };
-  const Tensor q = rope(project(w.wq, w.bq, "q", config_.n_head), prefix + "rope_q");
-  const Tensor k = rope(project(w.wk, w.bk, "k", config_.n_head_kv), prefix + "rope_k");
-  const Tensor v = project(w.wv, w.bv, "v", config_.n_head_kv);
+  Tensor q = project(w.wq, w.bq, "q", config_.n_head, w.q_norm);
+  Tensor k = project(w.wk, w.bk, "k", config_.n_head_kv, w.k_norm);
+  if (config_.rotary(layer)) {
+    q = rope(q, layer, prefix + "rope_q");
+    k = rope(k, layer, prefix + "rope_k");
+  }
+  const Tensor v = project(w.wv, w.bv, "v", config_.n_head_kv, {});
   return linear(attention(q, k, v, layer, prefix), w.wo, std::nullopt, prefix + "attn_output",
                 Parallel::kRow);
 }
@@ -127,10 +140,12 @@ Tensor StepGraph::self_attention(const Tensor& h, const AttentionWeights& w, int
 Tensor StepGraph::decoder_layer(const Tensor& x, const DecoderLayerWeights& w,
                                 GateActivation activation, int32_t layer) {
   const std::string p = "blk." + std::to_string(layer) + ".";
-  Tensor attn = self_attention(norm(x, w.attn_norm, p + "attn_norm"), w.attn, layer, p);
+  const Tensor attn_in = w.attn_norm ? norm(x, *w.attn_norm, p + "attn_norm") : x;
+  Tensor attn = self_attention(attn_in, w.attn, layer, p);
   if (w.attn_post_norm) attn = norm(attn, *w.attn_post_norm, p + "attn_post_norm");
   const Tensor mid = add(x, attn, p + "attn_residual");
-  Tensor ffn = gated_ffn(norm(mid, w.ffn_norm, p + "ffn_norm"), w.ffn, activation, p);
+  const Tensor ffn_in = w.ffn_norm ? norm(mid, *w.ffn_norm, p + "ffn_norm") : mid;
+  Tensor ffn = gated_ffn(ffn_in, w.ffn, activation, p);
   if (w.ffn_post_norm) ffn = norm(ffn, *w.ffn_post_norm, p + "ffn_post_norm");
   return add(mid, ffn, p + "ffn_residual");
 }

@@ -24,10 +24,13 @@ struct GatedFfnWeights {
 // Gemma).
 enum class GateActivation { kSilu, kGelu };
 
-// Self-attention's projections, with biases where the family has them (Qwen2).
+// Self-attention's projections, with biases where the family has them (Qwen2), and RMS norms of
+// q and k before the rotation: of a head's size, over each head (Qwen3, Gemma 3), else over the
+// whole projection (OLMo 2).
 struct AttentionWeights {
   Tensor wq, wk, wv, wo;
   std::optional<Tensor> bq, bk, bv;
+  std::optional<Tensor> q_norm, k_norm;
 };
 
 // How linear() splits its weight over a tensor-parallel group (Megatron-LM): a column-parallel
@@ -37,12 +40,13 @@ struct AttentionWeights {
 enum class Parallel { kReplicated, kColumn, kRow };
 
 // One decoder layer: pre-norm self-attention and a pre-norm gated feed-forward, each added back;
-// with post-norms (Gemma's sandwich), each output is normed before it is added.
+// with post-norms (Gemma's sandwich, OLMo 2), each output is normed before it is added. OLMo 2 has
+// no pre-norms.
 struct DecoderLayerWeights {
-  Tensor attn_norm;
+  std::optional<Tensor> attn_norm;
   AttentionWeights attn;
   std::optional<Tensor> attn_post_norm;
-  Tensor ffn_norm;
+  std::optional<Tensor> ffn_norm;
   GatedFfnWeights ffn;
   std::optional<Tensor> ffn_post_norm;
 };
@@ -65,8 +69,9 @@ class StepGraph {
   Tensor norm(const Tensor& x, const Tensor& weight, const std::string& name);
   // [n, heads * head_dim] seen as [n, heads, head_dim].
   Tensor split_heads(const Tensor& x, int32_t heads) const;
-  // Rotary embedding of [n, heads, head_dim] at the step's positions, as config.rope says.
-  Tensor rope(const Tensor& x, const std::string& name);
+  // Rotary embedding of [n, heads, head_dim] at the step's positions, as config.rope says (its
+  // swa_rope for `layer` where that is windowed).
+  Tensor rope(const Tensor& x, int32_t layer, const std::string& name);
   // Writes k and v ([n, n_head_kv, head_dim]) into `layer`'s cache (the shard's first layer is
   // the cache's first), then causal attention of q
   // ([n, n_head, head_dim]) over what its sequence has cached (the layer's window of it, with
@@ -80,8 +85,9 @@ class StepGraph {
                    const std::string& prefix);
   Tensor add(const Tensor& a, const Tensor& b, const std::string& name);
   Tensor scale(const Tensor& x, float factor, const std::string& name);
-  // Projections of h to rotary q and k and to v, attention over `layer`'s cache, the output
-  // projection: nodes "<prefix>q", "k", "v" (and "_bias"), "rope_q", "rope_k", "kv_write",
+  // Projections of h to rotary q and k (normed first where the weights say) and to v, attention
+  // over `layer`'s cache, the output projection: nodes "<prefix>q", "k", "v" (and "_bias"),
+  // "q_norm", "k_norm", "rope_q", "rope_k" (not on a layer without rotation), "kv_write",
   // "attention", "attn_output".
   Tensor self_attention(const Tensor& h, const AttentionWeights& w, int32_t layer,
                         const std::string& prefix);

@@ -21,7 +21,8 @@ struct SynthFlags {
   std::string output_type;
   std::string arch;
   std::optional<int32_t> n_embd, n_layer, n_head, n_head_kv, head_dim, n_ff, n_vocab, n_ctx,
-      sliding_window, long_rope_original_context;
+      sliding_window, long_rope_original_context, n_rot;
+  std::optional<float> yarn_factor;
   std::string vocab_from;
   std::string name;
   uint64_t seed = 0;
@@ -90,6 +91,8 @@ SyntheticShape resolve_shape(const SynthFlags& f) {
   s.n_vocab = f.n_vocab.value_or(s.n_vocab);
   s.n_ctx = f.n_ctx.value_or(s.n_ctx);
   s.sliding_window = f.sliding_window.value_or(s.sliding_window);
+  s.yarn_factor = f.yarn_factor.value_or(0.0f);
+  s.n_rot = f.n_rot.value_or(f.n_embd || f.n_head || f.head_dim ? 0 : s.n_rot);
   s.long_rope_original_context =
       f.long_rope_original_context.value_or(s.long_rope_original_context);
   return s;
@@ -117,8 +120,11 @@ Action add_synth_command(CLI::App& app) {
   auto* vocab = cmd->add_option("--n-vocab", f->n_vocab, "vocabulary size (default 32000)");
   cmd->add_option("--ctx", f->n_ctx, "trained context length");
   cmd->add_option("--sliding-window", f->sliding_window,
-                  "families with a sliding window (gemma2): positions its windowed layers see "
-                  "(default: the family's)");
+                  "families with a sliding window (gemma2, gemma3, olmo2): positions its "
+                  "windowed layers see (default: the family's; none for gemma3 and olmo2)");
+  cmd->add_option("--n-rot", f->n_rot, "rotated dimensions of each head (default: all)");
+  cmd->add_option("--yarn", f->yarn_factor,
+                  "YaRN rope scaling by this factor, trained at --ctx divided by it");
   cmd->add_option("--long-rope", f->long_rope_original_context,
                   "phi3: write LongRoPE factors that switch from short to long past this context");
   cmd->add_option("--vocab-from", f->vocab_from,

@@ -24,18 +24,14 @@ class RopeAngles {
  public:
   RopeAngles(const Context& ctx, const RopeParams& params, const int32_t* pos, int64_t n)
       : half_(params.n_rot / 2), cos_sin_(static_cast<size_t>(n * half_ * 2)) {
-    std::vector<double> inv_freq(static_cast<size_t>(half_));
-    for (int i = 0; i < half_; ++i) {
-      inv_freq[i] = params.freq_scale *
-                    std::pow(static_cast<double>(params.freq_base), -2.0 * i / params.n_rot);
-      if (!params.freq_factors.empty()) inv_freq[i] /= params.freq_factors[i];
-    }
+    const std::vector<double> inv_freq = rope_inv_freq(params);
+    const double magnitude = rope_magnitude(params);
 #pragma omp parallel for num_threads(ctx.threads) schedule(static)
     for (int64_t t = 0; t < n; ++t) {
       for (int i = 0; i < half_; ++i) {
         const double theta = pos[t] * inv_freq[i];
-        cos_sin_[(t * half_ + i) * 2] = static_cast<float>(std::cos(theta));
-        cos_sin_[(t * half_ + i) * 2 + 1] = static_cast<float>(std::sin(theta));
+        cos_sin_[(t * half_ + i) * 2] = static_cast<float>(magnitude * std::cos(theta));
+        cos_sin_[(t * half_ + i) * 2 + 1] = static_cast<float>(magnitude * std::sin(theta));
       }
     }
   }

@@ -45,8 +45,9 @@ float* f32(const Tensor& t) {
 void rope(const Context& ctx, const Node& node, const NodeMetadata& meta) {
   const Tensor& x = node.inputs[0];
   const RopeParams& p = std::get<RopeParams>(node.params);
-  const RopeArgs args{x.dim(0),          x.dim(1), x.dim(2), p.n_rot, p.mode == RopeMode::kNeox,
-                      meta.rope_inv_freq};
+  const RopeArgs args{
+      x.dim(0),           x.dim(1),         x.dim(2), p.n_rot, p.mode == RopeMode::kNeox,
+      meta.rope_inv_freq, rope_magnitude(p)};
   rope(f32(x), node.inputs[1].data<int32_t>(), f32(node.output), args, ctx.stream);
 }
 

@@ -97,16 +97,14 @@ PlanOffsets stage_plan(const PagedBatch& batch, int group, Staging& staging) {
 
 bool same_rope(const RopeParams& a, const RopeParams& b) {
   return a.n_rot == b.n_rot && a.freq_base == b.freq_base && a.freq_scale == b.freq_scale &&
-         a.freq_factors == b.freq_factors;
+         a.freq_factors == b.freq_factors && a.yarn_ext_factor == b.yarn_ext_factor &&
+         a.yarn_original_context == b.yarn_original_context &&
+         a.yarn_beta_fast == b.yarn_beta_fast && a.yarn_beta_slow == b.yarn_beta_slow;
 }
 
 // Angle per unit of position of each rotated pair, as the reference computes it in double.
 size_t stage_rope(const RopeParams& p, Staging& staging) {
-  std::vector<double> inv_freq(static_cast<size_t>(p.n_rot / 2));
-  for (int i = 0; i < p.n_rot / 2; ++i) {
-    inv_freq[i] = p.freq_scale * std::pow(static_cast<double>(p.freq_base), -2.0 * i / p.n_rot);
-    if (!p.freq_factors.empty()) inv_freq[i] /= p.freq_factors[i];
-  }
+  const std::vector<double> inv_freq = rope_inv_freq(p);
   return staging.append(inv_freq.data(), inv_freq.size());
 }
 

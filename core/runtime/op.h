@@ -29,7 +29,23 @@ struct RopeParams {
   RopeMode mode = RopeMode::kNormal;
   // Optional per-pair frequency divisors (Llama 3.1 "rope_freqs"), n_rot/2 values; empty if none.
   std::vector<float> freq_factors;
+  // The rotation's magnitude: cos and sin are multiplied by it (LongRoPE's and YaRN's attention
+  // factor, as llama.cpp passes it), so the rotated dimensions of q·k by its square.
+  float attn_factor = 1.0f;
+  // YaRN (ggml's rope_yarn): when ext_factor is not 0, each pair's angle blends the scaled and
+  // the unscaled one by a ramp over the pairs between two correction dimensions (set by
+  // beta_fast and beta_slow rotations within original_context), and the magnitude grows by
+  // 1 + 0.1 ln(1 / freq_scale).
+  float yarn_ext_factor = 0.0f;
+  int32_t yarn_original_context = 0;
+  float yarn_beta_fast = 32.0f, yarn_beta_slow = 1.0f;
 };
+
+// Each rotated pair's angle per unit of position (n_rot/2 values, in double: angles at positions
+// in the thousands keep their fp32 accuracy), with scaling, frequency factors and YaRN applied.
+std::vector<double> rope_inv_freq(const RopeParams& params);
+// What cos and sin are multiplied by.
+double rope_magnitude(const RopeParams& params);
 
 // Where each token of a token-flattened batch lives in the paged KV cache. Caches are
 // [n_blocks, block_size, kv_heads, head_dim]; the token at position p of sequence s is cache row

@@ -27,7 +27,7 @@ std::vector<NodeRows> linear_nodes_of(const std::string& weight, const ModelConf
   const int64_t q = int64_t{c.n_head} * c.head_dim, kv = int64_t{c.n_head_kv} * c.head_dim;
   // A weight the base's family fuses feeds one node per part, in row order.
   if (const ModelFamily* family = find_model_family(c.architecture)) {
-    const FamilySizes sizes{.embd = c.n_embd, .ff = c.n_ff, .q = q, .kv = kv};
+    const FamilySizes sizes{.embd = c.n_embd, .ff = c.n_ff, .q = q, .kv = kv, .head = c.head_dim};
     for (const LayerTensor& tensor : family->layer) {
       if (tensor.fused.empty() || tensor.gguf != kind + ".weight") continue;
       std::vector<NodeRows> parts;

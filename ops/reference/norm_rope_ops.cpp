@@ -47,6 +47,8 @@ void rope(const Tensor& x, const Tensor& positions, const RopeParams& params, co
       "rope freq_factors must hold n_rot/2 = " + std::to_string(n_rot / 2) + " values, got " +
           std::to_string(params.freq_factors.size()));
   const int half = n_rot / 2;
+  const std::vector<double> inv_freq = rope_inv_freq(params);
+  const double magnitude = rope_magnitude(params);
   for (int64_t t = 0; t < x.dim(0); ++t) {
     const double pos = positions.data<int32_t>()[t];
     for (int64_t h = 0; h < heads; ++h) {
@@ -54,13 +56,13 @@ void rope(const Tensor& x, const Tensor& positions, const RopeParams& params, co
       float* o = out.data<float>() + (t * heads + h) * head_dim;
       for (int64_t i = n_rot; i < head_dim; ++i) o[i] = in[i];
       for (int i = 0; i < half; ++i) {
-        double theta = pos * params.freq_scale * std::pow(params.freq_base, -2.0 * i / n_rot);
-        if (!params.freq_factors.empty()) theta /= params.freq_factors[i];
+        const double theta = pos * inv_freq[i];
         const int a = params.mode == RopeMode::kNormal ? 2 * i : i;
         const int b = params.mode == RopeMode::kNormal ? 2 * i + 1 : i + half;
         const double x0 = in[a], x1 = in[b];
-        o[a] = static_cast<float>(x0 * std::cos(theta) - x1 * std::sin(theta));
-        o[b] = static_cast<float>(x0 * std::sin(theta) + x1 * std::cos(theta));
+        const double c = magnitude * std::cos(theta), s = magnitude * std::sin(theta);
+        o[a] = static_cast<float>(x0 * c - x1 * s);
+        o[b] = static_cast<float>(x0 * s + x1 * c);
       }
     }
   }

@@ -1,10 +1,12 @@
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <iterator>
 
 #include "baton/error.h"
 #include "baton/llm.h"
+#include "core/formats/gguf/gguf_writer.h"
 #include "tests/test_data.h"
 
 namespace baton {
@@ -57,6 +59,17 @@ TEST(ModelErrors, UnknownArchitectureIsNamed) {
   expect_error([&] { LLM(LLMOptions{.model = patched.string(), .backend = "cpu"}); },
                ErrorCategory::kUnsupported, "unknown model architecture 'gptj5'");
   std::filesystem::remove(patched);
+}
+
+TEST(ModelErrors, VisionProjectorIsNamed) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("baton_mmproj_" + std::to_string(::getpid()) + ".gguf");
+  gguf::GgufWriter w;
+  w.add_string("general.architecture", "clip");
+  w.write(path);
+  expect_error([&] { LLM(LLMOptions{.model = path.string(), .backend = "cpu"}); },
+               ErrorCategory::kUnsupported, "is a vision projector (mmproj");
+  std::filesystem::remove(path);
 }
 
 TEST(ModelErrors, OversizedPromptIsRejected) {

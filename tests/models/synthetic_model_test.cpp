@@ -189,7 +189,12 @@ TEST(SyntheticModel, NamedShapesMatchTheirModels) {
   EXPECT_EQ(gemma.n_vocab, 256000);
   EXPECT_EQ(synthetic_shape("phi3-mini").n_ff, 8192);
   EXPECT_EQ(synthetic_shape_names(),
-            "gemma2-2b, llama-110m, phi3-mini, qwen2-0.5b, tinyllama-1.1b");
+            "gemma2-2b, gemma3-1b, gemma3-4b, llama-110m, llama-3.2-1b, olmo2-1b, phi3-mini, "
+            "phi4-mini, qwen2-0.5b, qwen3-0.6b, qwen3-8b, smollm3-3b, tinyllama-1.1b");
+  const SyntheticShape phi4 = synthetic_shape("phi4-mini");
+  EXPECT_EQ(phi4.n_rot, 96);
+  EXPECT_EQ(phi4.head_dim, 128);
+  EXPECT_EQ(synthetic_shape("gemma3-1b").sliding_window, 512);
   try {
     synthetic_shape("gpt-5");
     FAIL() << "an unknown shape was accepted";

@@ -77,6 +77,31 @@ TEST(ReferenceRope, FreqScaleAndFreqFactorsDivideTheAngle) {
                   {std::cos(1.0), std::sin(1.0), -std::sin(0.0025), std::cos(0.0025)});
 }
 
+TEST(ReferenceRope, AttnFactorScalesTheRotatedDimensionsOnly) {
+  RopeParams p = rope_params(2);
+  p.attn_factor = 1.5f;
+  expect_near_all(rope_one({1, 0, 5, 6}, 1, p), {1.5 * std::cos(1.0), 1.5 * std::sin(1.0), 5, 6});
+}
+
+// YaRN as ggml's rope_yarn defines it, worked by hand for n_rot 8, base 10000, an original
+// context of 64 and factor 4 (freq_scale 1/4), beta_fast 32, beta_slow 1: the correction
+// dimensions are 8 ln(64 / (2π·r)) / (2 ln 10000) for r = 32 and 1, floor(-0.497) -> 0 and
+// ceil(1.008) = 2, so pair i's ramp is 1 - i/2 clamped: pair 0 keeps its frequency, pair 1
+// blends half and half, pairs 2 and 3 are divided by 4; the magnitude is 1 + 0.1 ln 4.
+TEST(ReferenceRope, YarnBlendsScaledAndUnscaledFrequencies) {
+  RopeParams p = rope_params(8, RopeMode::kNormal, 10000.0f, 0.25f);
+  p.yarn_ext_factor = 1.0f;
+  p.yarn_original_context = 64;
+  const double pos = 3, magnitude = 1 + 0.1 * std::log(4.0);
+  const double theta[] = {pos * 1.0, pos * 0.1 * (0.5 + 0.5 / 4), pos * 0.01 / 4, pos * 0.001 / 4};
+  std::vector<double> want;
+  for (double t : theta) {
+    want.push_back(magnitude * std::cos(t));
+    want.push_back(magnitude * std::sin(t));
+  }
+  expect_near_all(rope_one({1, 0, 1, 0, 1, 0, 1, 0}, 3, p), want);
+}
+
 TEST(ReferenceRope, DimensionsPastNRotPassThroughInEveryHead) {
   const RopeParams p = rope_params(2);
   Tensor x = f32_tensor({1, 2, 4}, {1, 0, 5, 6, 0, 1, 7, 8});

@@ -100,7 +100,8 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
   EXPECT_TRUE(contains(r.out,
                        "error: config.json: architecture 'GPT2LMHeadModel' is not supported "
                        "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
-                       "Phi3ForCausalLM, Gemma2ForCausalLM)"))
+                       "Phi3ForCausalLM, Gemma2ForCausalLM, Qwen3ForCausalLM, "
+                       "Gemma3ForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM)"))
       << r.out;
 }
 

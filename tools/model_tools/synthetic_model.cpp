@@ -29,7 +29,9 @@ SyntheticShape shape_of(const ModelFamily& family, const FamilyShape& f) {
           .n_ctx = f.n_ctx,
           .rope_freq_base = f.rope_freq_base,
           .rms_eps = f.rms_eps,
-          .tied_embeddings = f.tied_embeddings};
+          .tied_embeddings = f.tied_embeddings,
+          .sliding_window = f.sliding_window,
+          .n_rot = f.n_rot};
 }
 
 [[noreturn]] void invalid(const std::string& message) {
@@ -81,17 +83,25 @@ void check_shape(const SyntheticShape& s) {
     invalid("the LongRoPE original context " + std::to_string(s.long_rope_original_context) +
             " must be positive");
   }
+  if (s.yarn_factor != 0.0f && !(s.yarn_factor > 1.0f && s.n_ctx / s.yarn_factor >= 1.0f)) {
+    invalid("the YaRN factor must be above 1 and at most the context");
+  }
   if (s.long_rope_original_context > 0 && !family->long_rope) {
     invalid("LongRoPE factors are for families that have them; " + s.architecture + " has none");
   }
   if (s.sliding_window < 0) {
     invalid("sliding_window = " + std::to_string(s.sliding_window) + " must not be negative");
   }
-  if (s.sliding_window > 0 && family->sliding_window == 0) {
+  if (s.sliding_window > 0 && family->sliding_window == 0 && family->sliding_window_period == 0) {
     invalid("a sliding window is for families that have one; " + s.architecture + " has none");
   }
   if (s.head_dim < 0 || s.head_dim % 2 != 0) {
     invalid("head_dim " + std::to_string(s.head_dim) + " must be even");
+  }
+  const int32_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+  if (s.n_rot < 0 || s.n_rot % 2 != 0 || s.n_rot > head_dim) {
+    invalid("n_rot " + std::to_string(s.n_rot) + " must be even and at most the head size " +
+            std::to_string(head_dim));
   }
   if (s.n_head % s.n_head_kv != 0) {
     invalid("n_head " + std::to_string(s.n_head) + " is not a multiple of n_head_kv " +
@@ -294,7 +304,7 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   writer.add_uint32(a + ".embedding_length", s.n_embd);
   writer.add_uint32(a + ".block_count", s.n_layer);
   writer.add_uint32(a + ".feed_forward_length", s.n_ff);
-  writer.add_uint32(a + ".rope.dimension_count", head_dim);
+  writer.add_uint32(a + ".rope.dimension_count", s.n_rot > 0 ? s.n_rot : head_dim);
   writer.add_uint32(a + ".attention.head_count", s.n_head);
   writer.add_uint32(a + ".attention.head_count_kv", s.n_head_kv);
   writer.add_float32(a + ".attention.layer_norm_rms_epsilon", s.rms_eps);
@@ -310,16 +320,19 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
   if (family.final_softcap > 0) {
     writer.add_float32(a + ".final_logit_softcapping", family.final_softcap);
   }
-  if (family.sliding_window > 0) {
+  if (family.sliding_window > 0 || (family.sliding_window_period > 0 && s.sliding_window > 0)) {
     writer.add_uint32(a + ".attention.sliding_window",
                       s.sliding_window > 0 ? s.sliding_window : family.sliding_window);
+    if (family.swa_rope_base > 0)
+      writer.add_float32(a + ".rope.freq_base_swa", family.swa_rope_base);
   }
 
   TensorList t(writer, options);
   const FamilySizes sizes{.embd = s.n_embd,
                           .ff = s.n_ff,
                           .q = int64_t{s.n_head} * head_dim,
-                          .kv = int64_t{s.n_head_kv} * head_dim};
+                          .kv = int64_t{s.n_head_kv} * head_dim,
+                          .head = head_dim};
   if (s.tied_embeddings) {
     t.output_matrix("token_embd.weight", s.n_vocab, s.n_embd);
   } else {
@@ -343,6 +356,12 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
       }
     }
   }
+  if (s.yarn_factor > 0) {
+    writer.add_string(a + ".rope.scaling.type", "yarn");
+    writer.add_float32(a + ".rope.scaling.factor", s.yarn_factor);
+    writer.add_uint32(a + ".rope.scaling.original_context_length",
+                      static_cast<uint32_t>(s.n_ctx / s.yarn_factor));
+  }
   if (s.long_rope_original_context > 0) {
     writer.add_uint32(a + ".rope.scaling.original_context_length", s.long_rope_original_context);
     // Phi-3's magnitude scaling for its context extension, as llama.cpp's converter writes it.
@@ -352,8 +371,9 @@ SynthSummary write_synthetic_model(const SynthOptions& options, const std::files
         scale > 1.0 ? static_cast<float>(
                           std::sqrt(1.0 + std::log(scale) / std::log(s.long_rope_original_context)))
                     : 1.0f);
-    t.rope_factors("rope_factors_short.weight", head_dim / 2, 0.5f);
-    t.rope_factors("rope_factors_long.weight", head_dim / 2, 20.0f);
+    const int32_t pairs = (s.n_rot > 0 ? s.n_rot : head_dim) / 2;
+    t.rope_factors("rope_factors_short.weight", pairs, 0.5f);
+    t.rope_factors("rope_factors_long.weight", pairs, 20.0f);
   }
   t.norm("output_norm.weight", s.n_embd);
   if (!s.tied_embeddings) t.output_matrix("output.weight", s.n_vocab, s.n_embd);

@@ -29,6 +29,9 @@ struct SyntheticShape {
   float rms_eps = 1e-5f;
   bool tied_embeddings = false;  // no output.weight: the output projection reuses token_embd
   int32_t sliding_window = 0;    // a windowed family's window; 0: the family's own
+  int32_t n_rot = 0;             // rotated dimensions of each head; 0: all
+  // When > 1: YaRN scaling by this factor from a trained context of n_ctx / factor.
+  float yarn_factor = 0.0f;
   // phi3, when > 0: LongRoPE factors (random, the long ones larger) switching past this context
   int32_t long_rope_original_context = 0;
 };

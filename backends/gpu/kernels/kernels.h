@@ -88,6 +88,7 @@ struct RopeArgs {
   // n_rot / 2 angles per unit of position (freq_scale * base^(-2i/n_rot) / freq_factor[i]), in
   // double so that angles at positions in the thousands keep their fp32 accuracy.
   const double* inv_freq;
+  double magnitude;  // cos and sin are multiplied by it
 };
 void rope(const float* x, const int32_t* positions, float* out, const RopeArgs& args,
           gpuStream_t stream);

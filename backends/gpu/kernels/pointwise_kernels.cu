@@ -29,6 +29,8 @@ __global__ void rope_kernel(const float* x, const int32_t* positions, float* out
     const double theta = static_cast<double>(positions[head / a.heads]) * a.inv_freq[i];
     double sin_theta, cos_theta;
     sincos(theta, &sin_theta, &cos_theta);
+    sin_theta *= a.magnitude;
+    cos_theta *= a.magnitude;
     const int first = a.neox ? i : 2 * i;
     const int second = a.neox ? i + half : 2 * i + 1;
     const double x0 = in[first], x1 = in[second];

@@ -4,15 +4,20 @@
 #include <vector>
 
 #include "core/formats/family/gemma2.h"
+#include "core/formats/family/gemma3.h"
 #include "core/formats/family/llama.h"
+#include "core/formats/family/olmo2.h"
 #include "core/formats/family/phi3.h"
 #include "core/formats/family/qwen2.h"
+#include "core/formats/family/qwen3.h"
+#include "core/formats/family/smollm3.h"
 
 namespace baton {
 namespace {
 
-constexpr const ModelFamily* kFamilies[] = {&families::kLlama, &families::kQwen2, &families::kPhi3,
-                                            &families::kGemma2};
+constexpr const ModelFamily* kFamilies[] = {
+    &families::kLlama, &families::kQwen2,  &families::kPhi3,    &families::kGemma2,
+    &families::kQwen3, &families::kGemma3, &families::kSmolLm3, &families::kOlmo2};
 
 // "a, b, c or d".
 template <typename Names>
@@ -37,6 +42,8 @@ int64_t FamilySizes::of(FamilyDim dim) const {
       return q;
     case FamilyDim::kKv:
       return kv;
+    case FamilyDim::kHead:
+      return head;
   }
   return 0;
 }

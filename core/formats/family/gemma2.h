@@ -13,33 +13,14 @@ namespace baton::families {
 
 inline constexpr HfModelClass kGemma2Classes[] = {{"Gemma2ForCausalLM"}};
 
-inline constexpr LayerTensor kGemma2PostAttentionNorm{.gguf = "post_attention_norm.weight",
-                                                      .hf = "post_attention_layernorm.weight",
-                                                      .node = "attn_post_norm",
-                                                      .role = TensorRole::kNorm,
-                                                      .rows = FamilyDim::kEmbd};
 inline constexpr LayerTensor kGemma2PreFfnNorm{.gguf = "ffn_norm.weight",
                                                .hf = "pre_feedforward_layernorm.weight",
                                                .node = "ffn_norm",
                                                .role = TensorRole::kNorm,
                                                .rows = FamilyDim::kEmbd};
-inline constexpr LayerTensor kGemma2PostFfnNorm{.gguf = "post_ffw_norm.weight",
-                                                .hf = "post_feedforward_layernorm.weight",
-                                                .node = "ffn_post_norm",
-                                                .role = TensorRole::kNorm,
-                                                .rows = FamilyDim::kEmbd};
-
-inline constexpr LayerTensor kGemma2Layer[] = {kAttnNorm,
-                                               kAttnQ,
-                                               kAttnK,
-                                               kAttnV,
-                                               kAttnOutput,
-                                               kGemma2PostAttentionNorm,
-                                               kGemma2PreFfnNorm,
-                                               kGemma2PostFfnNorm,
-                                               kFfnGate,
-                                               kFfnUp,
-                                               kFfnDown};
+inline constexpr LayerTensor kGemma2Layer[] = {
+    kAttnNorm,         kAttnQ,       kAttnK,   kAttnV, kAttnOutput, kAttnPostNorm,
+    kGemma2PreFfnNorm, kFfnPostNorm, kFfnGate, kFfnUp, kFfnDown};
 
 // llama.cpp's rule, after Gemma's reference code: the 27B model (46 layers) scales queries by
 // 1/sqrt(n_embd / n_head), its query_pre_attn_scalar; the others by 1/sqrt(head_dim).

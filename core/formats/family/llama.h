@@ -27,6 +27,7 @@ inline constexpr LayerTensor kLlamaLayer[] = {kAttnNorm,
 inline constexpr FamilyShape kLlamaShapes[] = {
     {"tinyllama-1.1b", 2048, 22, 32, 4, 0, 5632, 32000, 2048},
     {"llama-110m", 768, 12, 12, 12, 0, 2048, 32000, 1024},
+    {"llama-3.2-1b", 2048, 16, 32, 8, 64, 8192, 128256, 131072, 500000.0f, 1e-5f, true},
 };
 
 inline constexpr ModelFamily kLlama{.gguf_arch = "llama",

@@ -21,10 +21,11 @@ enum class FamilyDim : uint8_t {
   kFf,    // feed-forward size
   kQ,     // n_head × head_dim
   kKv,    // n_head_kv × head_dim
+  kHead,  // head_dim (a norm over each head)
 };
 
 struct FamilySizes {
-  int64_t embd, ff, q, kv;
+  int64_t embd, ff, q, kv, head;
   int64_t of(FamilyDim dim) const;
 };
 
@@ -88,6 +89,8 @@ struct FamilyShape {
   float rope_freq_base = 10000.0f;
   float rms_eps = 1e-5f;
   bool tied_embeddings = false;
+  int32_t sliding_window = 0;  // the window of a family whose files carry theirs (Gemma 3)
+  int32_t n_rot = 0;           // rotated dimensions of each head; 0: all (Phi-4-mini rotates 3/4)
 };
 
 // A family's graph is the decoder of models/decoder_model.cpp: token embeddings, then layers of
@@ -114,9 +117,17 @@ struct ModelFamily {
   // none.
   float attn_softcap = 0, final_softcap = 0;
   // Sliding-window attention ("<arch>.attention.sliding_window"): the family's window where its
-  // files leave the key out, 0 for none, and the period of "attention.sliding_window_pattern"
-  // where they leave that out (the last layer of each period attends globally).
+  // files leave the key out (0: a file without it has no window), and the period of
+  // "attention.sliding_window_pattern" where they leave that out (the last layer of each period
+  // attends globally); both 0 for a family without windows.
   int32_t sliding_window = 0, sliding_window_period = 0;
+  // Windowed layers rotate without the global layers' scaling, with "<arch>.rope.freq_base_swa"
+  // as their base, else swa_rope_base, else the global base (Gemma 3's local layers, OLMo 3's).
+  bool swa_rope_unscaled = false;
+  float swa_rope_base = 0;
+  // The last layer of every no_rope_period takes no rotary embedding (SmolLM3's 4, which its
+  // files do not carry: llama.cpp fixes it too); 0 for none.
+  int32_t no_rope_period = 0;
   // config.json's query_pre_attn_scalar (default head_dim) scales the scores by its inverse
   // square root; conversion writes that as "<arch>.attention.scale", which loading reads.
   bool query_pre_attn_scalar = false;

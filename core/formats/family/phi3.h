@@ -34,6 +34,17 @@ inline constexpr LayerTensor kPhi3Layer[] = {kAttnNorm, kPhi3QkvTensor,    kAttn
 
 inline constexpr FamilyShape kPhi3Shapes[] = {
     {"phi3-mini", 3072, 32, 32, 32, 0, 8192, 32064, 4096},
+    {.name = "phi4-mini",
+     .n_embd = 3072,
+     .n_layer = 32,
+     .n_head = 24,
+     .n_head_kv = 8,
+     .head_dim = 128,
+     .n_ff = 8192,
+     .n_vocab = 200064,
+     .n_ctx = 131072,
+     .tied_embeddings = true,
+     .n_rot = 96},
 };
 
 inline constexpr ModelFamily kPhi3{.gguf_arch = "phi3",

@@ -72,6 +72,38 @@ inline constexpr LayerTensor kFfnDown{.gguf = "ffn_down.weight",
                                       .rows = FamilyDim::kEmbd,
                                       .cols = FamilyDim::kFf};
 
+// Norms of the attention's and the feed-forward's output before their residual add (Gemma's
+// sandwich, OLMo 2).
+inline constexpr LayerTensor kAttnPostNorm{.gguf = "post_attention_norm.weight",
+                                           .hf = "post_attention_layernorm.weight",
+                                           .node = "attn_post_norm",
+                                           .role = TensorRole::kNorm,
+                                           .rows = FamilyDim::kEmbd};
+inline constexpr LayerTensor kFfnPostNorm{.gguf = "post_ffw_norm.weight",
+                                          .hf = "post_feedforward_layernorm.weight",
+                                          .node = "ffn_post_norm",
+                                          .role = TensorRole::kNorm,
+                                          .rows = FamilyDim::kEmbd};
+
+// RMS norms of q and k before the rotation, over each head (Qwen3, Gemma 3); OLMo 2's span the
+// whole projection (spanning()).
+inline constexpr LayerTensor kAttnQNorm{.gguf = "attn_q_norm.weight",
+                                        .hf = "self_attn.q_norm.weight",
+                                        .node = "q_norm",
+                                        .role = TensorRole::kNorm,
+                                        .rows = FamilyDim::kHead};
+inline constexpr LayerTensor kAttnKNorm{.gguf = "attn_k_norm.weight",
+                                        .hf = "self_attn.k_norm.weight",
+                                        .node = "k_norm",
+                                        .role = TensorRole::kNorm,
+                                        .rows = FamilyDim::kHead};
+
+// A row of other dimensions.
+constexpr LayerTensor spanning(LayerTensor tensor, FamilyDim rows) {
+  tensor.rows = rows;
+  return tensor;
+}
+
 // A row that the family's files may leave out.
 constexpr LayerTensor optional(LayerTensor tensor) {
   tensor.optional = true;

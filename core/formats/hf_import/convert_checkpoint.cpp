@@ -24,6 +24,30 @@ uint32_t llama_file_type(DType out_type) {
               "cannot convert to " + std::string(to_string(out_type)) + " (use f32, f16 or bf16)");
 }
 
+template <typename Key>
+void add_rope_scaling(const HfRopeScaling& scaling, const Key& key, gguf::GgufWriter& w) {
+  if (scaling.linear_factor) {
+    w.add_string(key("rope.scaling.type"), "linear");
+    w.add_float32(key("rope.scaling.factor"), static_cast<float>(*scaling.linear_factor));
+  }
+  if (const std::optional<YarnParams>& yarn = scaling.yarn) {
+    w.add_string(key("rope.scaling.type"), "yarn");
+    w.add_float32(key("rope.scaling.factor"), static_cast<float>(yarn->factor));
+    w.add_uint32(key("rope.scaling.original_context_length"), yarn->original_context);
+    for (const auto& [suffix, value] :
+         {std::pair{"rope.scaling.yarn_ext_factor", yarn->ext_factor},
+          std::pair{"rope.scaling.yarn_attn_factor", yarn->attn_factor},
+          std::pair{"rope.scaling.yarn_beta_fast", yarn->beta_fast},
+          std::pair{"rope.scaling.yarn_beta_slow", yarn->beta_slow}}) {
+      if (value) w.add_float32(key(suffix), static_cast<float>(*value));
+    }
+  }
+  if (const std::optional<LongRopeParams>& long_rope = scaling.long_rope) {
+    w.add_uint32(key("rope.scaling.original_context_length"), long_rope->original_context);
+    w.add_float32(key("rope.scaling.attn_factor"), static_cast<float>(long_rope->attn_factor));
+  }
+}
+
 void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t file_type,
                         gguf::GgufWriter& w) {
   const std::string arch(c.family->gguf_arch);
@@ -42,15 +66,10 @@ void add_model_metadata(const LlamaConfig& c, const std::string& name, uint32_t 
     w.add_uint32(key("attention.value_length"), c.head_dim);
   }
   w.add_float32(key("rope.freq_base"), static_cast<float>(c.rope_theta));
-  w.add_uint32(key("rope.dimension_count"), c.head_dim);
-  if (c.rope_linear_factor) {
-    w.add_string(key("rope.scaling.type"), "linear");
-    w.add_float32(key("rope.scaling.factor"), static_cast<float>(*c.rope_linear_factor));
-  }
-  if (c.long_rope) {
-    w.add_uint32(key("rope.scaling.original_context_length"), c.long_rope->original_context);
-    w.add_float32(key("rope.scaling.attn_factor"), static_cast<float>(c.long_rope->attn_factor));
-  }
+  w.add_uint32(key("rope.dimension_count"), c.n_rot);
+  if (c.swa_rope_theta)
+    w.add_float32(key("rope.freq_base_swa"), static_cast<float>(*c.swa_rope_theta));
+  add_rope_scaling(c.rope_scaling, key, w);
   if (c.attn_softcap)
     w.add_float32(key("attn_logit_softcapping"), static_cast<float>(*c.attn_softcap));
   if (c.final_softcap) {
@@ -126,13 +145,17 @@ ConvertSummary convert_checkpoint(const std::filesystem::path& dir,
                       });
     summary.n_params += Tensor(type, m.shape, nullptr).numel();
   }
-  if (config.long_rope) {
-    for (const auto& [name, factors] :
-         {std::pair{"rope_factors_short.weight", &config.long_rope->short_factors},
-          std::pair{"rope_factors_long.weight", &config.long_rope->long_factors}}) {
-      writer.add_tensor(name, {static_cast<int64_t>(factors->size())}, DType::kF32,
-                        std::as_bytes(std::span<const float>(*factors)));
-    }
+  std::vector<std::pair<const char*, const std::vector<float>*>> factor_tensors;
+  if (const auto& long_rope = config.rope_scaling.long_rope) {
+    factor_tensors = {{"rope_factors_short.weight", &long_rope->short_factors},
+                      {"rope_factors_long.weight", &long_rope->long_factors}};
+  }
+  if (!config.rope_scaling.llama3_factors.empty()) {
+    factor_tensors = {{"rope_freqs.weight", &config.rope_scaling.llama3_factors}};
+  }
+  for (const auto& [name, factors] : factor_tensors) {
+    writer.add_tensor(name, {static_cast<int64_t>(factors->size())}, DType::kF32,
+                      std::as_bytes(std::span<const float>(*factors)));
   }
   writer.write(output);
   summary.file_bytes = std::filesystem::file_size(output);

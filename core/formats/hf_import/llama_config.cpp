@@ -53,25 +53,6 @@ class ConfigReader {
     return name;
   }
 
-  // Only linear scaling maps onto GGUF's llama.rope.scaling.*; llama3 and YaRN need frequency
-  // factors or attention changes that the converter does not write.
-  std::optional<double> rope_linear_factor() const {
-    const auto scaling = json_.find("rope_scaling");
-    if (scaling == json_.end() || scaling->is_null()) return std::nullopt;
-    if (!scaling->is_object()) invalid("\"rope_scaling\" is not an object");
-    // transformers renamed "type" to "rope_type"; configs carry either.
-    std::optional<std::string> type = find_string(*scaling, "rope_type", path_);
-    if (!type) type = find_string(*scaling, "type", path_);
-    if (type != "linear") {
-      throw Error(ErrorCategory::kUnsupported, path_.filename().string() + ": rope_scaling type '" +
-                                                   gguf::printable(type.value_or("")) +
-                                                   "' is not supported (supported: linear)");
-    }
-    const std::optional<double> factor = find_number(*scaling, "factor", path_);
-    if (!factor || !(*factor > 0)) invalid("rope_scaling needs a positive \"factor\"");
-    return factor;
-  }
-
   // An id or the first of a list of ids (Llama 3 lists several EOS tokens).
   std::optional<int64_t> token_id(std::string_view key) const {
     const auto it = json_.find(key);
@@ -86,54 +67,6 @@ class ConfigReader {
   std::filesystem::path path_;
   nlohmann::json json_;
 };
-
-// A list of numbers in `object`, each as float.
-std::vector<float> float_list(const ConfigReader& r, const nlohmann::json& object,
-                              const std::string& key, size_t count) {
-  const auto it = object.find(key);
-  if (it == object.end() || !it->is_array() || it->size() != count) {
-    r.invalid("rope_scaling \"" + key + "\" must be a list of " + std::to_string(count) +
-              " numbers (one per rotary pair)");
-  }
-  std::vector<float> values;
-  for (const nlohmann::json& v : *it) {
-    if (!v.is_number() || !(v.get<double>() > 0)) {
-      r.invalid("rope_scaling \"" + key + "\" holds a value that is not a positive number");
-    }
-    values.push_back(v.get<float>());
-  }
-  return values;
-}
-
-// Phi-3's rope_scaling of type longrope (su in older configs), as transformers reads it:
-// original_max_position_embeddings at the top level or inside rope_scaling, and the magnitude
-// scaling (attention_factor when given) sqrt(1 + ln(scale) / ln(original)).
-std::optional<LongRopeParams> read_long_rope(const ConfigReader& r, const LlamaConfig& c) {
-  const auto scaling = r.json().find("rope_scaling");
-  if (scaling == r.json().end() || !scaling->is_object()) return std::nullopt;
-  std::optional<std::string> type = find_string(*scaling, "rope_type", r.path());
-  if (!type) type = find_string(*scaling, "type", r.path());
-  if (type != "longrope" && type != "su") return std::nullopt;
-  LongRopeParams p;
-  const size_t pairs = static_cast<size_t>(c.head_dim / 2);
-  p.short_factors = float_list(r, *scaling, "short_factor", pairs);
-  p.long_factors = float_list(r, *scaling, "long_factor", pairs);
-  std::optional<int64_t> original =
-      find_int(r.json(), "original_max_position_embeddings", r.path());
-  if (!original) original = find_int(*scaling, "original_max_position_embeddings", r.path());
-  if (!original || *original <= 0 || *original > INT32_MAX) {
-    r.invalid("longrope needs a positive original_max_position_embeddings");
-  }
-  p.original_context = static_cast<int32_t>(*original);
-  const double scale =
-      static_cast<double>(r.positive("max_position_embeddings", c.context_length)) /
-      p.original_context;
-  p.attn_factor =
-      find_number(*scaling, "attention_factor", r.path())
-          .value_or(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(p.original_context))
-                                : 1.0);
-  return p;
-}
 
 // The config.json name of the family's feed-forward activation.
 std::string_view activation_name(FamilyActivation activation) {
@@ -170,8 +103,43 @@ void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
   if (family.query_pre_attn_scalar) {
     c.attention_scale = 1.0 / std::sqrt(positive_number("query_pre_attn_scalar", c.head_dim));
   }
-  if (family.sliding_window > 0)
+  if (family.sliding_window > 0) {
     c.sliding_window = r.positive("sliding_window", family.sliding_window);
+  } else if (family.sliding_window_period > 0) {
+    if (const auto window = find_int(j, "sliding_window", r.path()); window && *window > 0) {
+      c.sliding_window = r.positive("sliding_window");
+    }
+    const int64_t period =
+        find_int(j, "sliding_window_pattern", r.path()).value_or(family.sliding_window_period);
+    if (period != family.sliding_window_period) {
+      throw Error(ErrorCategory::kUnsupported, "config.json: sliding_window_pattern " +
+                                                   std::to_string(period) + " is not supported (" +
+                                                   std::to_string(family.sliding_window_period) +
+                                                   " is)");
+    }
+  }
+  if (family.swa_rope_unscaled && c.sliding_window) {
+    c.swa_rope_theta = find_number(j, "rope_local_base_freq", r.path());
+    if (const nlohmann::json* local = rope_parameters(j, "sliding_attention");
+        !c.swa_rope_theta && local && local->is_object()) {
+      c.swa_rope_theta = find_number(*local, "rope_theta", r.path());
+    }
+  }
+  // transformers' no_rope_layers: 1 where a layer rotates; the family's period must say the same.
+  if (const auto listed = j.find("no_rope_layers");
+      listed != j.end() && family.no_rope_period > 0) {
+    for (int32_t i = 0; i < c.n_layer; ++i) {
+      const bool rotary = (i + 1) % family.no_rope_period != 0;
+      if (!listed->is_array() || listed->size() != static_cast<size_t>(c.n_layer) ||
+          !(*listed)[i].is_number_integer() || ((*listed)[i].get<int64_t>() != 0) != rotary) {
+        throw Error(ErrorCategory::kUnsupported,
+                    "config.json: no_rope_layers is not supported unless every " +
+                        std::to_string(family.no_rope_period) +
+                        "th layer, and only it, has no "
+                        "rotary embedding");
+      }
+    }
+  }
   if (family.hf_tied_by_default) c.tie_word_embeddings = true;
 }
 
@@ -215,15 +183,17 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
       *window < c.context_length) {
     c.context_length = static_cast<int32_t>(*window);
   }
-  if (c.family->long_rope) {
-    c.long_rope = read_long_rope(r, c);
-    // Phi-4-mini rotates only part of each head, which Baton's phi3 does not.
-    const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
-    if (rotary != 1.0) {
-      throw Error(ErrorCategory::kUnsupported,
-                  "config.json: partial_rotary_factor " + std::to_string(rotary) +
-                      " is not supported (rotary over the whole head is)");
-    }
+  // Phi-4-mini rotates three quarters of each head.
+  const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
+  c.n_rot = static_cast<int32_t>(std::lround(c.head_dim * rotary));
+  if (!(rotary > 0.0 && rotary <= 1.0) || c.n_rot % 2 != 0 || c.n_rot == 0) {
+    r.invalid("partial_rotary_factor " + std::to_string(rotary) + " of a head of " +
+              std::to_string(c.head_dim) + " does not give an even number of rotated dimensions");
+  }
+  if (c.family->interleave_rotary && c.n_rot != c.head_dim) {
+    throw Error(ErrorCategory::kUnsupported,
+                "config.json: partial_rotary_factor is not supported for " + c.architecture +
+                    " (rotation over the whole head is)");
   }
   read_family_keys(r, c);
   c.vocab_size = r.positive("vocab_size");
@@ -235,11 +205,23 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
               std::to_string(kMaxVocabSize) + ")");
   }
   c.rms_norm_eps = find_number(r.json(), "rms_norm_eps", r.path()).value_or(c.rms_norm_eps);
-  c.rope_theta = find_number(r.json(), "rope_theta", r.path()).value_or(c.rope_theta);
+  const nlohmann::json* global = rope_parameters(r.json(), "full_attention");
+  c.rope_theta =
+      find_number(r.json(), "rope_theta", r.path())
+          .value_or(global && global->is_object()
+                        ? find_number(*global, "rope_theta", r.path()).value_or(c.rope_theta)
+                        : c.rope_theta);
   if (!(c.rms_norm_eps > 0) || !(c.rope_theta > 0)) {
     r.invalid("rms_norm_eps and rope_theta must be positive");
   }
-  if (!c.long_rope) c.rope_linear_factor = r.rope_linear_factor();
+  c.rope_scaling =
+      read_rope_scaling(r.json(),
+                        {.n_rot = c.n_rot,
+                         .rope_theta = c.rope_theta,
+                         .context_length = r.positive("max_position_embeddings", c.context_length),
+                         .long_rope = c.family->long_rope,
+                         .rope_freqs = c.family->rope_freqs},
+                        r.path());
   c.tie_word_embeddings =
       find_bool(r.json(), "tie_word_embeddings", r.path()).value_or(c.tie_word_embeddings);
   const std::string dtype = find_string(r.json(), "torch_dtype", r.path()).value_or("");

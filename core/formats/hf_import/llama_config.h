@@ -1,6 +1,6 @@
 #pragma once
 
-// The hyperparameters of a Hugging Face Llama, Mistral, Qwen2, Phi-3 or Gemma 2 checkpoint, read
+// The hyperparameters of a Hugging Face checkpoint of one of the families, read
 // from its config.json with transformers' defaults for the keys it leaves out.
 
 #include <cstdint>
@@ -10,28 +10,21 @@
 #include <vector>
 
 #include "core/formats/family/model_family.h"
+#include "core/formats/hf_import/hf_rope_scaling.h"
 #include "core/runtime/dtype.h"
 
 namespace baton::hf {
 
-// Phi-3's LongRoPE (the 128k-context models): per rotary pair frequency divisors for contexts
-// up to the original one and beyond, and the magnitude scaling of the rotation, which
-// transformers derives from the two lengths.
-struct LongRopeParams {
-  std::vector<float> short_factors, long_factors;
-  int32_t original_context = 0;
-  double attn_factor = 1.0;
-};
-
 struct LlamaConfig {
-  std::string architecture;                 // the model class, one of a family's hf_classes
-  const ModelFamily* family = nullptr;      // the family it converts to (core/formats/family)
-  std::optional<LongRopeParams> long_rope;  // Phi-3's rope_scaling of type longrope (or su)
+  std::string architecture;             // the model class, one of a family's hf_classes
+  const ModelFamily* family = nullptr;  // the family it converts to (core/formats/family)
   // What the family's descriptor adds (its defaults where config.json has no value); unset for
   // a family without them.
   std::optional<double> attn_softcap, final_softcap;
   std::optional<double> attention_scale;  // 1/sqrt(query_pre_attn_scalar)
   std::optional<int32_t> sliding_window;
+  // The windowed layers' own rotary base (Gemma 3's rope_local_base_freq).
+  std::optional<double> swa_rope_theta;
   int32_t hidden_size = 0;
   int32_t intermediate_size = 0;
   int32_t n_layer = 0;
@@ -44,7 +37,8 @@ struct LlamaConfig {
   int32_t vocab_size = 0;
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;
-  std::optional<double> rope_linear_factor;  // rope_scaling {"type": "linear", "factor": f}
+  int32_t n_rot = 0;  // head_dim × partial_rotary_factor
+  HfRopeScaling rope_scaling;
   bool tie_word_embeddings = false;
   // torch_dtype, the type the checkpoint was saved in: F32, F16 or BF16 (F16 when absent or
   // another type).
@@ -54,7 +48,7 @@ struct LlamaConfig {
 };
 
 // Throws Error(kIo) when the file cannot be read; Error(kUnsupported) naming the architecture
-// (and the supported ones), a rope_scaling type other than linear or a partial rotary factor;
+// (and the supported ones) or a rope_scaling type the family cannot take;
 // Error(kInvalidModel) naming the key for a missing, mistyped or inconsistent value (heads that
 // do not divide the hidden size or each other, an odd head size).
 LlamaConfig read_llama_config(const std::filesystem::path& config_json);

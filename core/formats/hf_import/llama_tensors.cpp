@@ -17,10 +17,11 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
   const FamilySizes sizes{.embd = embd,
                           .ff = c.intermediate_size,
                           .q = int64_t{c.n_head} * c.head_dim,
-                          .kv = int64_t{c.n_head_kv} * c.head_dim};
-  const auto norm = [&](const std::string& source, const std::string& name) {
+                          .kv = int64_t{c.n_head_kv} * c.head_dim,
+                          .head = c.head_dim};
+  const auto norm = [&](const std::string& source, const std::string& name, int64_t rows) {
     return TensorMapping{
-        .source = source, .name = name, .shape = {embd}, .add_one = family.norm_plus_one};
+        .source = source, .name = name, .shape = {rows}, .add_one = family.norm_plus_one};
   };
   std::vector<TensorMapping> t = {
       {"model.embed_tokens.weight", "token_embd.weight", {vocab, embd}}};
@@ -33,7 +34,7 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
       const int64_t rows = tensor.row_count(sizes);
       switch (tensor.role) {
         case TensorRole::kNorm:
-          t.push_back(norm(source, name));
+          t.push_back(norm(source, name, rows));
           break;
         case TensorRole::kBias:
           t.push_back({source, name, {rows}});
@@ -48,7 +49,7 @@ std::vector<TensorMapping> expected_tensors(const LlamaConfig& c) {
       }
     }
   }
-  t.push_back(norm("model.norm.weight", "output_norm.weight"));
+  t.push_back(norm("model.norm.weight", "output_norm.weight", embd));
   t.push_back({std::string(kOutputSource), "output.weight", {vocab, embd}});
   return t;
 }

@@ -52,6 +52,12 @@ TEST_P(CpuElementwise, RopeMatchesReferenceInBothModes) {
     RopeParams factors = testing::rope_params(16, mode);
     for (int i = 0; i < 8; ++i) factors.freq_factors.push_back(1.0f + static_cast<float>(i));
     cases.push_back({2, 16, factors});
+    // YaRN over a partial rotation, with a magnitude of its own on top of YaRN's.
+    RopeParams yarn = testing::rope_params(48, mode, 1000000.0f, 0.125f);
+    yarn.yarn_ext_factor = 1.0f;
+    yarn.yarn_original_context = 4096;
+    yarn.attn_factor = 0.75f;
+    cases.push_back({3, 64, yarn});
   }
   for (const RopeCase& c : cases) {
     // Positions up to 8191: angles in the thousands of radians test the angle precision.

@@ -180,7 +180,12 @@ std::vector<RopeCase> rope_cases() {
   using testing::rope_params;
   RopeParams llama3 = rope_params(64, RopeMode::kNormal, 500000.0f);
   for (int i = 0; i < 32; ++i) llama3.freq_factors.push_back(1.0f + 0.25f * static_cast<float>(i));
+  RopeParams yarn = rope_params(48, RopeMode::kNeox, 1000000.0f, 0.125f);
+  yarn.yarn_ext_factor = 1.0f;
+  yarn.yarn_original_context = 4096;
+  yarn.attn_factor = 0.75f;
   return {
+      {"yarn_partial_scaled", 3, 64, yarn, 30000},
       {"normal_full", 4, 16, rope_params(16), 50},
       {"neox_full", 3, 64, rope_params(64, RopeMode::kNeox, 1000000.0f), 4000},
       {"normal_partial_odd_rest", 2, 38, rope_params(24), 300},

@@ -25,16 +25,16 @@ TEST(ModelFamilies, EveryNameSelectsOneFamily) {
   }
   EXPECT_EQ(find_model_family("gpt2"), nullptr);
   EXPECT_EQ(find_hf_model_family("GPT2LMHeadModel"), nullptr);
-  EXPECT_EQ(model_family_names(), "llama, qwen2, phi3 or gemma2");
+  EXPECT_EQ(model_family_names(), "llama, qwen2, phi3, gemma2, qwen3, gemma3, smollm3 or olmo2");
 }
 
-// Each layer feeds every node of the decoder's layer that has no default exactly once (the
-// weights, both norms), from a tensor under a GGUF and a Hugging Face name of its own; a fused
-// tensor names its parts' nodes instead of its own; only q and k are rotary; only biases are
-// optional.
+// Each layer feeds every weight node of the decoder's layer exactly once, and a norm before or
+// after each of its two blocks, from a tensor under a GGUF and a Hugging Face name of its own; a
+// fused tensor names its parts' nodes instead of its own; only q and k are rotary; only biases
+// are optional.
 TEST(ModelFamilies, EveryLayerFeedsEachRequiredNodeOnce) {
-  const std::set<std::string_view> kRequired = {
-      "attn_norm", "q", "k", "v", "attn_output", "ffn_norm", "ffn_gate", "ffn_up", "ffn_down"};
+  const std::set<std::string_view> kRequired = {"q",        "k",      "v",       "attn_output",
+                                                "ffn_gate", "ffn_up", "ffn_down"};
   for (const ModelFamily* family : model_families()) {
     std::multiset<std::string_view> fed;
     std::set<std::string_view> gguf, hf;
@@ -52,6 +52,8 @@ TEST(ModelFamilies, EveryLayerFeedsEachRequiredNodeOnce) {
     }
     for (std::string_view node : fed)
       EXPECT_EQ(fed.count(node), 1u) << family->gguf_arch << " " << node;
+    EXPECT_TRUE(fed.contains("attn_norm") || fed.contains("attn_post_norm")) << family->gguf_arch;
+    EXPECT_TRUE(fed.contains("ffn_norm") || fed.contains("ffn_post_norm")) << family->gguf_arch;
   }
 }
 

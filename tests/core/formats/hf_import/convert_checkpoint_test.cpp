@@ -116,13 +116,23 @@ TEST_P(ConvertedLogits, MatchTransformersForwardPass) {
 
 INSTANTIATE_TEST_SUITE_P(
     Checkpoints, ConvertedLogits,
-    ::testing::Values(Case{"gqa", {.kv_heads = 2}},
-                      Case{"mha_tied_padded_vocab",
-                           {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
-                      Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}},
-                      Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}},
-                      Case{"phi3_long_rope", {.kv_heads = 2, .phi3 = true, .long_rope = true}},
-                      Case{"gemma2", {.kv_heads = 2, .tied = true, .gemma2 = true}}),
+    ::testing::Values(
+        Case{"gqa", {.kv_heads = 2}},
+        Case{"mha_tied_padded_vocab",
+             {.kv_heads = 4, .extra_vocab = 5, .tied = true, .rope_theta = 500.0}},
+        Case{"qwen2_biases_tied", {.kv_heads = 1, .tied = true, .qwen2 = true}},
+        Case{"phi3_fused_projections", {.kv_heads = 2, .phi3 = true}},
+        Case{"phi3_long_rope", {.kv_heads = 2, .phi3 = true, .long_rope = true}},
+        Case{"gemma2", {.kv_heads = 2, .tied = true, .gemma2 = true}},
+        Case{"gemma3_local_and_global_layers",
+             {.layers = 6, .kv_heads = 2, .tied = true, .gemma3 = true}},
+        Case{"qwen3_head_norms", {.kv_heads = 2, .qwen3 = true}},
+        Case{"olmo2_post_norms", {.kv_heads = 4, .olmo2 = true}},
+        Case{"smollm3_nope_layers", {.layers = 4, .kv_heads = 2, .smollm3 = true}},
+        Case{"llama3_rope_scaling", {.kv_heads = 2, .llama3_rope = true}},
+        Case{"qwen2_yarn", {.kv_heads = 2, .qwen2 = true, .yarn = true}},
+        Case{"phi4_partial_rotary_long_rope",
+             {.kv_heads = 2, .phi3 = true, .long_rope = true, .partial_rotary = true}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(ConvertCheckpoint, TokenizesAsSentencePiece) {
@@ -235,14 +245,70 @@ TEST(ConvertCheckpoint, Phi3KeepsFusedProjectionsAndCapsTheContextAtItsWindow) {
                   "config.json implies [192, 64]");
   edit_config(dir.path(), [](nlohmann::json& c) {
     c["num_key_value_heads"] = 2;
-    c["partial_rotary_factor"] = 0.75;
+    c["partial_rotary_factor"] = 1.5;
   });
-  expect_contains(convert_error(dir.path()), "partial_rotary_factor 0.750000 is not supported");
+  expect_contains(convert_error(dir.path()),
+                  "partial_rotary_factor 1.500000 of a head of 16 does not give an even number");
 }
 
 // Gemma 2 is written as GGUF gemma2, as llama.cpp's converter writes it: norms plus one, its
 // soft-caps, window and query scale, and no dummy-prefix for its SentencePiece model. Logits:
 // ConvertedLogits.
+// Llama 3.1's rope_scaling becomes rope_freqs.weight, as llama.cpp's converter writes it, and
+// transformers 5's rope_parameters (rope_theta inside) say the same as rope_scaling and
+// rope_theta. YaRN's keys and Gemma 3's local base are written as llama.cpp names them.
+TEST(ConvertCheckpoint, RopeScalingAndRopeParametersWriteTheSameFile) {
+  const TempDir dir("hf_llama3_rope");
+  const TinyHfLlama model(dir.path(), {.rope_theta = 500.0, .llama3_rope = true}, 5);
+  const TempFile scaling_file("llama3_scaling.gguf"), parameters_file("llama3_parameters.gguf");
+  convert_checkpoint(dir.path(), scaling_file.path(), {.out_type = DType::kF32});
+  edit_config(dir.path(), [](nlohmann::json& c) {
+    c["rope_parameters"] = c["rope_scaling"];
+    c["rope_parameters"]["rope_theta"] = c["rope_theta"];
+    c.erase("rope_scaling");
+    c.erase("rope_theta");
+  });
+  convert_checkpoint(dir.path(), parameters_file.path(), {.out_type = DType::kF32});
+  std::vector<std::vector<float>> written;
+  for (const auto& path : {scaling_file.path(), parameters_file.path()}) {
+    const gguf::GgufFile file = gguf::GgufFile::open(path);
+    EXPECT_FLOAT_EQ(file.get_float("llama.rope.freq_base"), 500.0f);
+    const Tensor factors = file.tensor("rope_freqs.weight");
+    ASSERT_EQ(factors.shape(), (Shape{8}));
+    written.emplace_back(factors.data<float>(), factors.data<float>() + 8);
+  }
+  EXPECT_EQ(written[0], written[1]);
+  // From an original context of 16, pair 0 (a wavelength of 2π) lies between the two
+  // wavelengths, 16/4 and 16, and is blended: 1 / ((1 - s) / 8 + s), s = (16 / 2π - 1) / 3.
+  const double s = (16 / (2 * std::acos(-1.0)) - 1) / 3;
+  EXPECT_NEAR(written[0][0], 1 / ((1 - s) / 8 + s), 1e-5);
+  EXPECT_FLOAT_EQ(written[0][7], 8.0f);  // past the long wavelength: divided by the factor
+
+  const TempDir yarn_dir("hf_qwen3_yarn");
+  const TinyHfLlama qwen3(yarn_dir.path(), {.qwen3 = true, .yarn = true}, 5);
+  edit_config(yarn_dir.path(), [](nlohmann::json& c) { c["rope_scaling"]["beta_fast"] = 16.0; });
+  const TempFile yarn_file("qwen3_yarn.gguf");
+  convert_checkpoint(yarn_dir.path(), yarn_file.path(), {.out_type = DType::kF32});
+  const gguf::GgufFile yarn = gguf::GgufFile::open(yarn_file.path());
+  EXPECT_EQ(yarn.get_string("qwen3.rope.scaling.type"), "yarn");
+  EXPECT_FLOAT_EQ(yarn.get_float("qwen3.rope.scaling.factor"), 4.0f);
+  EXPECT_EQ(yarn.get_int("qwen3.rope.scaling.original_context_length"), 64);
+  EXPECT_FLOAT_EQ(yarn.get_float("qwen3.rope.scaling.yarn_beta_fast"), 16.0f);
+  EXPECT_FALSE(yarn.find("qwen3.rope.scaling.yarn_beta_slow"));
+  EXPECT_EQ(yarn.get_int("qwen3.attention.key_length"), 24);
+
+  const TempDir gemma_dir("hf_gemma3");
+  const TinyHfLlama gemma3(gemma_dir.path(), {.layers = 6, .gemma3 = true}, 5);
+  const TempFile gemma_file("gemma3.gguf");
+  convert_checkpoint(gemma_dir.path(), gemma_file.path(), {.out_type = DType::kF32});
+  const gguf::GgufFile g3 = gguf::GgufFile::open(gemma_file.path());
+  EXPECT_FLOAT_EQ(g3.get_float("gemma3.rope.freq_base_swa"), 100.0f);
+  EXPECT_EQ(g3.get_int("gemma3.attention.sliding_window"), 3);
+  edit_config(gemma_dir.path(), [](nlohmann::json& c) { c["sliding_window_pattern"] = 4; });
+  expect_contains(convert_error(gemma_dir.path()),
+                  "sliding_window_pattern 4 is not supported (6 is)");
+}
+
 TEST(ConvertCheckpoint, Gemma2WritesItsMetadataAndNormsPlusOne) {
   const TempDir dir("hf_gemma2");
   const TinyHfLlama model(dir.path(), {.gemma2 = true}, 5);
@@ -363,10 +429,11 @@ TEST(ConvertCheckpoint, CheckpointThatIsNotTheConfiguredLlamaIsRejected) {
   EXPECT_NO_THROW(convert_checkpoint(dir.path(), out.path()));
 
   edit_config(dir.path(), [](nlohmann::json& c) {
-    c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
+    c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", 8.0}};
   });
   expect_contains(convert_error(dir.path()),
-                  "config.json: rope_scaling type 'llama3' is not supported (supported: linear)");
+                  "config.json: rope_scaling type 'dynamic' is not supported (supported: "
+                  "default, linear, yarn, llama3)");
   edit_config(dir.path(), [](nlohmann::json& c) {
     c.erase("rope_scaling");
     c["num_key_value_heads"] = 3;

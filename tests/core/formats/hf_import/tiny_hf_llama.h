@@ -40,6 +40,21 @@ struct TinyHfSpec {
   // Gemma2ForCausalLM, with a head size (24) that is not hidden / heads, tied embeddings and a
   // SentencePiece model without the dummy "▁" prefix, as Gemma's
   bool gemma2 = false;
+  // Gemma3ForCausalLM: Gemma 2's layout (no soft-caps) with q/k norms per head, five windowed
+  // layers to one global, the windowed ones rotating with rope_local_base_freq.
+  bool gemma3 = false;
+  bool qwen3 = false;    // Qwen3ForCausalLM: q/k RMS norms over each head, head_dim 24
+  bool olmo2 = false;    // Olmo2ForCausalLM: no pre-norms, post-norms, q/k norms over all heads
+  bool smollm3 = false;  // SmolLM3ForCausalLM: no rotation on every fourth layer
+  // rope_scaling of Llama 3.1 (llama3, factor 8 from an original context of 16) or YaRN (factor
+  // 4 from 64), and Phi-4-mini's partial_rotary_factor (one half here).
+  bool llama3_rope = false, yarn = false, partial_rotary = false;
+};
+
+// Gemma 3's local layers' rotary base and window, small enough to matter in ten tokens.
+struct TinyGemma3 {
+  static constexpr double kLocalBase = 100.0;
+  static constexpr int kWindow = 3;
 };
 
 // Gemma 2 settings small enough to matter in a ten-token test.
@@ -105,14 +120,20 @@ class TinyHfLlama {
     const int n = static_cast<int>(tokens.size()), hd = head_dim();
     std::vector<Vec> x(n);
     for (int t = 0; t < n; ++t) x[t] = row("model.embed_tokens.weight", tokens[t]);
-    if (spec_.gemma2) return gemma2_logits(std::move(x));
+    if (spec_.gemma2 || spec_.gemma3) return gemma_logits(std::move(x));
     for (int l = 0; l < spec_.layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
+      // SmolLM3 leaves every fourth layer unrotated.
+      const bool rotary = !spec_.smollm3 || (l + 1) % 4 != 0;
       std::vector<Vec> q(n), k(n), v(n);
       for (int t = 0; t < n; ++t) {
-        const Vec h = rms_norm(x[t], p + "input_layernorm.weight");
-        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
-        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        const Vec h = spec_.olmo2 ? x[t] : rms_norm(x[t], p + "input_layernorm.weight");
+        q[t] = qk_norm(linear(p + "self_attn.q_proj", h), p + "self_attn.q_norm.weight");
+        k[t] = qk_norm(linear(p + "self_attn.k_proj", h), p + "self_attn.k_norm.weight");
+        if (rotary) {
+          q[t] = rotate_half_rope(q[t], t);
+          k[t] = rotate_half_rope(k[t], t);
+        }
         v[t] = linear(p + "self_attn.v_proj", h);
       }
       for (int t = 0; t < n; ++t) {
@@ -134,12 +155,17 @@ class TinyHfLlama {
             }
           }
         }
-        add_to(x[t], linear(p + "self_attn.o_proj", attn));
-        const Vec h = rms_norm(x[t], p + "post_attention_layernorm.weight");
+        Vec o = linear(p + "self_attn.o_proj", attn);
+        // OLMo 2 norms each block's output where the others norm its input.
+        if (spec_.olmo2) o = rms_norm(o, p + "post_attention_layernorm.weight");
+        add_to(x[t], o);
+        const Vec h = spec_.olmo2 ? x[t] : rms_norm(x[t], p + "post_attention_layernorm.weight");
         const Vec gate = linear(p + "mlp.gate_proj", h);
         Vec act = linear(p + "mlp.up_proj", h);
         for (size_t i = 0; i < act.size(); ++i) act[i] *= gate[i] / (1.0 + std::exp(-gate[i]));
-        add_to(x[t], linear(p + "mlp.down_proj", act));
+        Vec down = linear(p + "mlp.down_proj", act);
+        if (spec_.olmo2) down = rms_norm(down, p + "post_feedforward_layernorm.weight");
+        add_to(x[t], down);
       }
     }
     std::vector<Vec> out(n);
@@ -155,10 +181,27 @@ class TinyHfLlama {
     std::vector<float> values;
   };
 
-  int head_dim() const { return spec_.gemma2 ? TinyGemma2::kHeadDim : spec_.hidden / spec_.heads; }
+  int head_dim() const {
+    return spec_.gemma2 || spec_.gemma3 || spec_.qwen3 ? TinyGemma2::kHeadDim
+                                                       : spec_.hidden / spec_.heads;
+  }
+  int rotary_dim() const { return spec_.partial_rotary ? head_dim() / 2 : head_dim(); }
 
-  // transformers' Gemma2Model from the embedding rows on.
-  std::vector<Vec> gemma2_logits(std::vector<Vec> x) const {
+  // Qwen3's and Gemma 3's RMS norm over each head of a projection, OLMo 2's over all of it;
+  // none for the others.
+  Vec qk_norm(Vec x, const std::string& weight) const {
+    if (!weights_.contains(weight)) return x;
+    const size_t size = weights_.at(weight).values.size();
+    const double offset = spec_.gemma3 ? 1.0 : 0.0;
+    for (size_t first = 0; first < x.size(); first += size) {
+      const Vec part = rms_norm(Vec(x.begin() + first, x.begin() + first + size), weight, offset);
+      std::copy(part.begin(), part.end(), x.begin() + first);
+    }
+    return x;
+  }
+
+  // transformers' Gemma2Model and Gemma3TextModel from the embedding rows on.
+  std::vector<Vec> gemma_logits(std::vector<Vec> x) const {
     using G = TinyGemma2;
     const int n = static_cast<int>(x.size()), hd = head_dim();
     for (Vec& v : x) {
@@ -169,12 +212,16 @@ class TinyHfLlama {
       std::vector<Vec> q(n), k(n), v(n);
       for (int t = 0; t < n; ++t) {
         const Vec h = gemma_norm(x[t], p + "input_layernorm.weight");
-        q[t] = rotate_half_rope(linear(p + "self_attn.q_proj", h), t);
-        k[t] = rotate_half_rope(linear(p + "self_attn.k_proj", h), t);
+        q[t] = qk_norm(linear(p + "self_attn.q_proj", h), p + "self_attn.q_norm.weight");
+        k[t] = qk_norm(linear(p + "self_attn.k_proj", h), p + "self_attn.k_norm.weight");
+        q[t] = rotate_half_rope(q[t], t, local(l));
+        k[t] = rotate_half_rope(k[t], t, local(l));
         v[t] = linear(p + "self_attn.v_proj", h);
       }
       for (int t = 0; t < n; ++t) {
-        const int first = l % 2 == 0 ? std::max(0, t - G::kWindow + 1) : 0;
+        const int window = spec_.gemma3 ? TinyGemma3::kWindow : G::kWindow;
+        const bool windowed = spec_.gemma3 ? local(l) : l % 2 == 0;
+        const int first = windowed ? std::max(0, t - window + 1) : 0;
         Vec attn(spec_.heads * hd, 0.0);
         for (int h = 0; h < spec_.heads; ++h) {
           const int kvh = h / (spec_.heads / spec_.kv_heads);
@@ -183,8 +230,9 @@ class TinyHfLlama {
           for (int s = first; s <= t; ++s) {
             double dot = 0;
             for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
-            weights[s] =
-                G::kAttnSoftcap * std::tanh(dot / std::sqrt(G::kQueryScalar) / G::kAttnSoftcap);
+            weights[s] = dot / std::sqrt(G::kQueryScalar);
+            if (spec_.gemma2)
+              weights[s] = G::kAttnSoftcap * std::tanh(weights[s] / G::kAttnSoftcap);
             max_score = std::max(max_score, weights[s]);
           }
           for (int s = first; s <= t; ++s) total += weights[s] = std::exp(weights[s] - max_score);
@@ -208,11 +256,14 @@ class TinyHfLlama {
     for (int t = 0; t < n; ++t) {
       out[t] = linear("model.embed_tokens", gemma_norm(x[t], "model.norm.weight"));
       for (double& logit : out[t]) {
-        logit = G::kFinalSoftcap * std::tanh(logit / G::kFinalSoftcap);
+        if (spec_.gemma2) logit = G::kFinalSoftcap * std::tanh(logit / G::kFinalSoftcap);
       }
     }
     return out;
   }
+
+  // Gemma 3's local layers: five of every six.
+  bool local(int layer) const { return spec_.gemma3 && (layer + 1) % 6 != 0; }
 
   static double gelu_tanh(double x) {
     const double pi = std::acos(-1.0);
@@ -247,15 +298,17 @@ class TinyHfLlama {
   }
 
   void write_config(const std::filesystem::path& path) const {
-    const char* architecture = spec_.qwen2    ? "Qwen2ForCausalLM"
-                               : spec_.phi3   ? "Phi3ForCausalLM"
-                               : spec_.gemma2 ? "Gemma2ForCausalLM"
-                                              : "LlamaForCausalLM";
+    const auto [architecture, model_type] =
+        spec_.qwen2     ? std::pair{"Qwen2ForCausalLM", "qwen2"}
+        : spec_.phi3    ? std::pair{"Phi3ForCausalLM", "phi3"}
+        : spec_.gemma2  ? std::pair{"Gemma2ForCausalLM", "gemma2"}
+        : spec_.gemma3  ? std::pair{"Gemma3ForCausalLM", "gemma3_text"}
+        : spec_.qwen3   ? std::pair{"Qwen3ForCausalLM", "qwen3"}
+        : spec_.olmo2   ? std::pair{"Olmo2ForCausalLM", "olmo2"}
+        : spec_.smollm3 ? std::pair{"SmolLM3ForCausalLM", "smollm3"}
+                        : std::pair{"LlamaForCausalLM", "llama"};
     nlohmann::json config = {{"architectures", {architecture}},
-                             {"model_type", spec_.qwen2    ? "qwen2"
-                                            : spec_.phi3   ? "phi3"
-                                            : spec_.gemma2 ? "gemma2"
-                                                           : "llama"},
+                             {"model_type", model_type},
                              {"hidden_size", spec_.hidden},
                              {"intermediate_size", spec_.ffn},
                              {"num_hidden_layers", spec_.layers},
@@ -273,13 +326,42 @@ class TinyHfLlama {
     if (spec_.phi3) config["sliding_window"] = 128;
     if (spec_.long_rope) {
       std::vector<double> short_factors, long_factors;
-      for (int i = 0; i < head_dim() / 2; ++i) {
+      for (int i = 0; i < rotary_dim() / 2; ++i) {
         short_factors.push_back(long_rope_factor(false, i));
         long_factors.push_back(long_rope_factor(true, i));
       }
       config["rope_scaling"] = {
           {"type", "longrope"}, {"short_factor", short_factors}, {"long_factor", long_factors}};
       config["original_max_position_embeddings"] = kLongRopeOriginal;
+    }
+    if (spec_.llama3_rope) {
+      config["rope_scaling"] = {{"rope_type", "llama3"},
+                                {"factor", 8.0},
+                                {"low_freq_factor", 1.0},
+                                {"high_freq_factor", 4.0},
+                                {"original_max_position_embeddings", kLlama3Original}};
+    }
+    if (spec_.yarn) {
+      config["rope_scaling"] = {
+          {"type", "yarn"}, {"factor", kYarnFactor}, {"original_max_position_embeddings", 64}};
+    }
+    if (spec_.partial_rotary) config["partial_rotary_factor"] = 0.5;
+    if (spec_.qwen3) config["head_dim"] = TinyGemma2::kHeadDim;
+    if (spec_.smollm3) {
+      std::vector<int> no_rope_layers;
+      for (int l = 0; l < spec_.layers; ++l) no_rope_layers.push_back((l + 1) % 4 != 0);
+      config["no_rope_layers"] = no_rope_layers;
+    }
+    if (spec_.gemma3) {
+      config["head_dim"] = TinyGemma2::kHeadDim;
+      config["sliding_window"] = TinyGemma3::kWindow;
+      config["sliding_window_pattern"] = 6;
+      config["rope_local_base_freq"] = TinyGemma3::kLocalBase;
+      config["query_pre_attn_scalar"] = TinyGemma2::kQueryScalar;
+      config["final_logit_softcapping"] = nullptr;
+      config["attn_logit_softcapping"] = nullptr;
+      config["hidden_activation"] = "gelu_pytorch_tanh";
+      config.erase("tie_word_embeddings");
     }
     if (spec_.gemma2) {
       config["head_dim"] = TinyGemma2::kHeadDim;
@@ -305,16 +387,25 @@ class TinyHfLlama {
   void make_weights() {
     const int64_t e = spec_.hidden, q = spec_.heads * head_dim(), kv = spec_.kv_heads * head_dim();
     const double in_scale = 1.5 / std::sqrt(double(e));
+    const bool gemma = spec_.gemma2 || spec_.gemma3;
     // Gemma's norm weights are offsets from 1.
-    const double norm_offset = spec_.gemma2 ? 0.0 : 1.0;
-    add("model.embed_tokens.weight", {vocab_, e}, spec_.gemma2 ? in_scale : 1.0);
+    const double norm_offset = gemma ? 0.0 : 1.0;
+    add("model.embed_tokens.weight", {vocab_, e}, gemma ? in_scale : 1.0);
     add("model.norm.weight", {e}, 0.2, norm_offset);
-    if (!spec_.tied && !spec_.gemma2) add("lm_head.weight", {vocab_, e}, in_scale);
+    if (!spec_.tied && !gemma) add("lm_head.weight", {vocab_, e}, in_scale);
     for (int l = 0; l < spec_.layers; ++l) {
       const std::string p = "model.layers." + std::to_string(l) + ".";
-      add(p + "input_layernorm.weight", {e}, 0.2, norm_offset);
+      if (!spec_.olmo2) add(p + "input_layernorm.weight", {e}, 0.2, norm_offset);
       add(p + "self_attn.q_proj.weight", {q, e}, in_scale);
       add(p + "self_attn.k_proj.weight", {kv, e}, in_scale);
+      if (spec_.qwen3 || spec_.gemma3) {
+        add(p + "self_attn.q_norm.weight", {head_dim()}, 0.2, norm_offset);
+        add(p + "self_attn.k_norm.weight", {head_dim()}, 0.2, norm_offset);
+      }
+      if (spec_.olmo2) {
+        add(p + "self_attn.q_norm.weight", {q}, 0.2, 1.0);
+        add(p + "self_attn.k_norm.weight", {kv}, 0.2, 1.0);
+      }
       add(p + "self_attn.v_proj.weight", {kv, e}, in_scale);
       if (spec_.qwen2) {
         add(p + "self_attn.q_proj.bias", {q}, 0.5);
@@ -323,9 +414,9 @@ class TinyHfLlama {
       }
       add(p + "self_attn.o_proj.weight", {e, q}, 1.0 / std::sqrt(double(q)));
       add(p + "post_attention_layernorm.weight", {e}, 0.2, norm_offset);
-      if (spec_.gemma2) {
-        add(p + "pre_feedforward_layernorm.weight", {e}, 0.2);
-        add(p + "post_feedforward_layernorm.weight", {e}, 0.2);
+      if (gemma) add(p + "pre_feedforward_layernorm.weight", {e}, 0.2);
+      if (gemma || spec_.olmo2) {
+        add(p + "post_feedforward_layernorm.weight", {e}, 0.2, gemma ? 0.0 : 1.0);
       }
       add(p + "mlp.gate_proj.weight", {spec_.ffn, e}, in_scale);
       add(p + "mlp.up_proj.weight", {spec_.ffn, e}, in_scale);
@@ -368,19 +459,52 @@ class TinyHfLlama {
     return long_set ? 1.0 + 0.75 * pair : 1.0 + 0.125 * (pair % 3);
   }
 
-  // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin, where each head's
-  // dimension i pairs with i + head_dim/2. Phi-3's longrope divides each pair's frequency by its
-  // factor (the long set past the original context) and scales cos and sin by
-  // sqrt(1 + ln(max positions / original) / ln(original)).
-  Vec rotate_half_rope(Vec x, int pos) const {
-    const int hd = head_dim(), half = hd / 2;
+  static constexpr int kLlama3Original = 16;
+  static constexpr double kYarnFactor = 4.0;
+
+  // transformers' _compute_llama3_parameters: each pair's frequency kept, divided by the factor
+  // or, between the two wavelengths, a blend of both.
+  double llama3_divisor(double inv_freq) const {
+    const double wavelength = 2 * std::acos(-1.0) / inv_freq;
+    if (wavelength < kLlama3Original / 4.0) return 1.0;
+    if (wavelength > kLlama3Original / 1.0) return 8.0;
+    const double smooth = (kLlama3Original / wavelength - 1.0) / (4.0 - 1.0);
+    return 1.0 / ((1 - smooth) / 8.0 + smooth);
+  }
+
+  // transformers' _compute_yarn_parameters (beta_fast 32, beta_slow 1): interpolated
+  // frequencies for the pairs past the correction range, the original ones before it, a linear
+  // blend within; cos and sin scaled by 0.1 ln(factor) + 1.
+  double yarn_inv_freq(int pair, int dim) const {
+    const auto correction = [&](double rotations) {
+      return dim * std::log(64 / (rotations * 2 * std::acos(-1.0))) /
+             (2 * std::log(spec_.rope_theta));
+    };
+    const double low = std::max(0.0, std::floor(correction(32))),
+                 high = std::min(dim - 1.0, std::ceil(correction(1)));
+    const double ramp = std::clamp((pair - low) / std::max(high - low, 0.001), 0.0, 1.0);
+    const double extrapolated = std::pow(spec_.rope_theta, -2.0 * pair / dim);
+    return extrapolated / kYarnFactor * ramp + extrapolated * (1 - ramp);
+  }
+
+  // transformers' apply_rotary_pos_emb: x * cos + rotate_half(x) * sin over each head's first
+  // rotary_dim dimensions, dimension i paired with i + rotary_dim/2. Phi-3's longrope divides
+  // each pair's frequency by its factor (the long set past the original context) and scales cos
+  // and sin by sqrt(1 + ln(max positions / original) / ln(original)); llama3 and YaRN as above;
+  // Gemma 3's local layers use their own base, unscaled.
+  Vec rotate_half_rope(Vec x, int pos, bool local = false) const {
+    const int hd = head_dim(), dim = rotary_dim(), half = dim / 2;
     const double magnitude = spec_.long_rope
                                  ? std::sqrt(1 + std::log(256.0 / kLongRopeOriginal) /
                                                      std::log(double(kLongRopeOriginal)))
-                                 : 1.0;
+                             : spec_.yarn ? 0.1 * std::log(kYarnFactor) + 1
+                                          : 1.0;
+    const double base = local ? TinyGemma3::kLocalBase : spec_.rope_theta;
     for (size_t h = 0; h < x.size() / hd; ++h) {
       for (int i = 0; i < half; ++i) {
-        double angle = pos * std::pow(spec_.rope_theta, -2.0 * i / hd);
+        const double inv_freq = std::pow(base, -2.0 * i / dim);
+        double angle = pos * (spec_.yarn ? yarn_inv_freq(i, dim) : inv_freq);
+        if (spec_.llama3_rope) angle /= llama3_divisor(inv_freq);
         if (spec_.long_rope) angle /= long_rope_factor(true, i);
         double& a = x[h * hd + i];
         double& b = x[h * hd + i + half];
