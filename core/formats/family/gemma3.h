@@ -10,7 +10,24 @@
 
 namespace baton::families {
 
-inline constexpr HfModelClass kGemma3Classes[] = {{"Gemma3ForCausalLM"}};
+inline constexpr HfModelClass kGemma3Classes[] = {
+    {"Gemma3ForCausalLM"}, {.name = "Gemma3ForConditionalGeneration", .multimodal = true}};
+
+// transformers' Gemma3TextConfig.
+inline constexpr HfDefault kGemma3HfDefaults[] = {{"vocab_size", 262208},
+                                                  {"hidden_size", 2304},
+                                                  {"intermediate_size", 9216},
+                                                  {"num_hidden_layers", 26},
+                                                  {"num_attention_heads", 8},
+                                                  {"num_key_value_heads", 4},
+                                                  {"head_dim", 256},
+                                                  {"max_position_embeddings", 131072},
+                                                  {"rms_norm_eps", 1e-6},
+                                                  {"rope_theta", 1000000.0},
+                                                  {"rope_local_base_freq", 10000.0},
+                                                  {"query_pre_attn_scalar", 256},
+                                                  {"sliding_window", 4096},
+                                                  {"sliding_window_pattern", 6}};
 
 inline constexpr LayerTensor kGemma3Layer[] = {
     kAttnNorm,   kAttnQ,        kAttnQNorm,        kAttnK,       kAttnKNorm, kAttnV,
@@ -42,6 +59,7 @@ inline constexpr ModelFamily kGemma3{.gguf_arch = "gemma3",
                                      .default_attention_scale = gemma3_attention_scale,
                                      .explicit_head_dim = true,
                                      .hf_tied_by_default = true,
+                                     .hf_defaults = kGemma3HfDefaults,
                                      .tied_by_default = true,
                                      .shapes = kGemma3Shapes};
 

@@ -72,6 +72,17 @@ struct HfModelClass {
   // Baton attends to the whole context, the same computation while the context is no longer
   // than the window, so conversion bounds the context by it.
   bool window_bounds_context = false;
+  // The text model of an image-text checkpoint (Gemma3ForConditionalGeneration): config.json's
+  // text_config, its tensors under language_model; the vision tower's are left out, as
+  // llama.cpp's converter leaves them to a projector file of their own.
+  bool multimodal = false;
+};
+
+// A config.json value transformers' config class gives the family where the file leaves it out
+// (a multimodal checkpoint's text_config lists little more than what differs from them).
+struct HfDefault {
+  std::string_view key;
+  double value;
 };
 
 // The gate's activation in the feed-forward: SiLU (SwiGLU) or GELU in its tanh form (GeGLU).
@@ -140,7 +151,8 @@ struct ModelFamily {
   // use_sliding_window, which GGUF has no key for).
   std::span<const HfRefusedFlag> hf_refused_flags = {};
   bool hf_tied_by_default = false;  // transformers' config ties embeddings unless it says not
-  bool tied_by_default = false;     // `baton synth --arch` ties the output to the embeddings
+  std::span<const HfDefault> hf_defaults = {};
+  bool tied_by_default = false;  // `baton synth --arch` ties the output to the embeddings
   std::span<const FamilyShape> shapes = {};
 };
 

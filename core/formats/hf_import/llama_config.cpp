@@ -53,6 +53,31 @@ class ConfigReader {
     return name;
   }
 
+  // A multimodal class's text model is its text_config (over the top level's other keys);
+  // then transformers' defaults of the family fill in what the file leaves out.
+  void prepare(const HfModelClass& model_class, const ModelFamily& family) {
+    if (model_class.multimodal) {
+      const auto text = json_.find("text_config");
+      if (text == json_.end() || !text->is_object()) invalid("\"text_config\" is not an object");
+      nlohmann::json merged = *text;
+      for (const auto& [key, value] : json_.items()) {
+        if (key != "text_config" && key != "vision_config" && !merged.contains(key)) {
+          merged[key] = value;
+        }
+      }
+      json_ = std::move(merged);
+    }
+    for (const HfDefault& d : family.hf_defaults) {
+      const std::string key(d.key);
+      if (json_.contains(key) && !json_[key].is_null()) continue;
+      if (d.value == std::floor(d.value) && std::abs(d.value) < INT32_MAX) {
+        json_[key] = static_cast<int64_t>(d.value);
+      } else {
+        json_[key] = d.value;
+      }
+    }
+  }
+
   // An id or the first of a list of ids (Llama 3 lists several EOS tokens).
   std::optional<int64_t> token_id(std::string_view key) const {
     const auto it = json_.find(key);
@@ -146,10 +171,12 @@ void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
 }  // namespace
 
 LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
-  const ConfigReader r(config_json);
+  ConfigReader r(config_json);
   LlamaConfig c;
   c.architecture = r.architecture();
   c.family = find_hf_model_family(c.architecture);
+  c.multimodal = find_hf_model_class(c.architecture)->multimodal;
+  r.prepare(*find_hf_model_class(c.architecture), *c.family);
   for (const HfRefusedFlag& flag : c.family->hf_refused_flags) {
     if (find_bool(r.json(), flag.key, r.path()).value_or(false)) {
       throw Error(ErrorCategory::kUnsupported, "config.json: " + std::string(flag.key) +

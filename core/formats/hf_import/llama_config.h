@@ -18,6 +18,7 @@ namespace baton::hf {
 struct LlamaConfig {
   std::string architecture;             // the model class, one of a family's hf_classes
   const ModelFamily* family = nullptr;  // the family it converts to (core/formats/family)
+  bool multimodal = false;              // the text model of an image-text checkpoint
   // What the family's descriptor adds (its defaults where config.json has no value); unset for
   // a family without them.
   std::optional<double> attn_softcap, final_softcap;

@@ -126,6 +126,8 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gemma2", {.kv_heads = 2, .tied = true, .gemma2 = true}},
         Case{"gemma3_local_and_global_layers",
              {.layers = 6, .kv_heads = 2, .tied = true, .gemma3 = true}},
+        Case{"gemma3_text_of_a_multimodal_checkpoint",
+             {.layers = 6, .kv_heads = 2, .tied = true, .gemma3 = true, .multimodal = true}},
         Case{"qwen3_head_norms", {.kv_heads = 2, .qwen3 = true}},
         Case{"olmo2_post_norms", {.kv_heads = 4, .olmo2 = true}},
         Case{"smollm3_nope_layers", {.layers = 4, .kv_heads = 2, .smollm3 = true}},

@@ -43,6 +43,10 @@ struct TinyHfSpec {
   // Gemma3ForCausalLM: Gemma 2's layout (no soft-caps) with q/k norms per head, five windowed
   // layers to one global, the windowed ones rotating with rope_local_base_freq.
   bool gemma3 = false;
+  // With gemma3: a Gemma3ForConditionalGeneration checkpoint, the text model's settings in
+  // text_config (those equal to transformers' defaults left out) and its tensors under
+  // model.language_model, beside a vision tower's.
+  bool multimodal = false;
   bool qwen3 = false;    // Qwen3ForCausalLM: q/k RMS norms over each head, head_dim 24
   bool olmo2 = false;    // Olmo2ForCausalLM: no pre-norms, post-norms, q/k norms over all heads
   bool smollm3 = false;  // SmolLM3ForCausalLM: no rotation on every fourth layer
@@ -275,6 +279,15 @@ class TinyHfLlama {
 
   // The checkpoint's tensors: the forward pass's own, with Phi-3's projections fused.
   std::map<std::string, Weight> stored_weights() const {
+    if (spec_.multimodal) {
+      std::map<std::string, Weight> stored;
+      for (const auto& [name, w] : weights_) {
+        stored["model.language_model." + name.substr(std::string("model.").size())] = w;
+      }
+      stored["model.vision_tower.patch_embedding.weight"] = Weight{{4, 3}, std::vector<float>(12)};
+      stored["model.multi_modal_projector.norm.weight"] = Weight{{4}, std::vector<float>(4)};
+      return stored;
+    }
     if (!spec_.phi3) return weights_;
     std::map<std::string, Weight> stored = weights_;
     const auto fuse = [&](const std::string& fused, const std::vector<std::string>& parts) {
@@ -371,6 +384,20 @@ class TinyHfLlama {
       config["final_logit_softcapping"] = TinyGemma2::kFinalSoftcap;
       config["hidden_activation"] = "gelu_pytorch_tanh";
       config.erase("tie_word_embeddings");  // Gemma2Config ties them by default
+    }
+    if (spec_.multimodal) {
+      // What transformers' Gemma3TextConfig defaults to is left out, as published configs do.
+      config.erase("final_logit_softcapping");
+      config.erase("attn_logit_softcapping");
+      config.erase("sliding_window_pattern");
+      config.erase("hidden_activation");
+      config = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                {"model_type", "gemma3"},
+                {"torch_dtype", config["torch_dtype"]},
+                {"text_config", config},
+                {"vision_config", {{"model_type", "siglip_vision_model"}}}};
+      config["text_config"].erase("architectures");
+      config["text_config"].erase("torch_dtype");
     }
     std::ofstream(path) << config.dump(2);
   }
