@@ -8,17 +8,10 @@
 #include "baton/error.h"
 #include "core/formats/gguf/byte_reader.h"
 #include "core/formats/hf_import/hf_json.h"
+#include "core/formats/tokenizer/pre_tokenizer.h"
 
 namespace baton::hf {
 namespace {
-
-// The Split regexes of the published tokenizer.json files, as written there.
-constexpr std::string_view kLlama3Split =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
-    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
-constexpr std::string_view kQwen2Split =
-    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
-    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 class TokenizerJson {
  public:
@@ -272,9 +265,9 @@ std::string name_pre_tokenizer(const nlohmann::json& pre_tokenizer) {
     const nlohmann::json& second = (*steps)[1];
     if (first.value("type", "") == "Split" && is_byte_level(second, false) &&
         first.contains("pattern") && first["pattern"].is_object()) {
-      const std::string regex = first["pattern"].value("Regex", "");
-      if (regex == kLlama3Split) return "llama-bpe";
-      if (regex == kQwen2Split) return "qwen2";
+      const std::string_view variant =
+          PreTokenizer::variant_of_split(first["pattern"].value("Regex", ""));
+      if (!variant.empty()) return std::string(variant);
     }
     if (first.value("type", "") == "Digits" && first.value("individual_digits", false) &&
         is_byte_level(second, true)) {
@@ -283,8 +276,8 @@ std::string name_pre_tokenizer(const nlohmann::json& pre_tokenizer) {
   }
   throw Error(ErrorCategory::kUnsupported,
               "tokenizer.json: pre_tokenizer " + quoted(pre_tokenizer) +
-                  " is not one Baton implements (GPT-2's ByteLevel, Llama 3's or Qwen2's Split "
-                  "then ByteLevel, StarCoder's Digits then ByteLevel)");
+                  " is not one Baton implements (GPT-2's ByteLevel, Llama 3's, Qwen2's or GPT-4o's "
+                  "Split then ByteLevel, StarCoder's Digits then ByteLevel)");
 }
 
 HfVocab read_vocab_file(const std::filesystem::path& dir, const LlamaConfig& config) {

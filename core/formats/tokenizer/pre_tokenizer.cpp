@@ -27,6 +27,15 @@ constexpr const char* kQwen2 =
     R"((?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])|[^\r\n\p{L}\p{N}]?\p{L}+)"
     R"(|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+// GPT-4o's o200k (Phi-4-mini): a word is a run of upper-case letters then lower-case ones, or
+// lower-case ones alone, with a contraction after it rather than before; numbers in groups of
+// three; a slash kept with the symbols before a newline. Written as its tokenizer.json has it.
+constexpr const char* kGpt4o =
+    R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+)"
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+)"
+    R"([\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+)"
+    R"([\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+
 // CJK ideographs, a wide block before them, and Hangul syllables (DeepSeek).
 constexpr const char* kDeepSeekCjk = R"([\x{4E00}-\x{9FA5}\x{800}-\x{4E00}\x{AC00}-\x{D7FF}]+)";
 
@@ -58,7 +67,17 @@ struct Variant {
   std::vector<std::string_view> names;
   std::vector<const char*> regexes;
   bool ignore_merges = false;
+  // The Split regex of a tokenizer.json whose words these are, as the file writes it.
+  std::string_view tokenizer_json_split = {};
 };
+
+// Llama 3's and Qwen2's Split regexes as their tokenizer.json files write them.
+constexpr std::string_view kLlama3Split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
+    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
+constexpr std::string_view kQwen2Split =
+    R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*)"
+    R"(|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
 const std::vector<Variant>& variants() {
   static const std::vector<Variant> table = {
@@ -67,9 +86,13 @@ const std::vector<Variant>& variants() {
       {{"gpt-2", "phi-2", "mpt", "olmo", "jais", "jina-es", "jina-de", "jina-v1-en", "jina-v2-es",
         "jina-v2-de", "jina-v2-code", "roberta-bpe", "exaone4"},
        {kGpt2}},
-      {{"llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral"}, {kLlama3}, true},
+      {{"llama-bpe", "llama3", "llama-v3", "falcon3", "pixtral"}, {kLlama3}, true, kLlama3Split},
       {{"dbrx", "smaug-bpe", "chatglm-bpe", "glm4"}, {kLlama3}},
-      {{"qwen2", "stablelm2", "deepseek-r1-qwen", "megrez", "hunyuan"}, {kQwen2}},
+      {{"qwen2", "stablelm2", "deepseek-r1-qwen", "megrez", "hunyuan"},
+       {kQwen2},
+       false,
+       kQwen2Split},
+      {{"gpt-4o", "llama4"}, {kGpt4o}, false, kGpt4o},
       {{"deepseek-llm"},
        {R"([\r\n])", kDeepSeekLlmLetters, kDeepSeekLlmPunctuation, R"(\s+$)", kDeepSeekCjk,
         R"(\p{N}+)"}},
@@ -94,6 +117,15 @@ const Variant* find_variant(std::string_view name) {
 
 bool PreTokenizer::is_known(std::string_view variant) {
   return find_variant(variant) != nullptr;
+}
+
+std::string_view PreTokenizer::variant_of_split(std::string_view regex) {
+  for (const Variant& variant : variants()) {
+    if (!variant.tokenizer_json_split.empty() && variant.tokenizer_json_split == regex) {
+      return variant.names.front();
+    }
+  }
+  return {};
 }
 
 PreTokenizer::PreTokenizer(std::string_view variant) {

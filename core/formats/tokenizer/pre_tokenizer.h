@@ -25,6 +25,9 @@ class PreTokenizer {
   bool ignore_merges() const { return ignore_merges_; }
 
   static bool is_known(std::string_view variant);
+  // The variant whose words a tokenizer.json Split pre-tokenizer with `regex` (as the file
+  // writes it) cuts, then ByteLevel: "llama-bpe", "qwen2", "gpt-4o"; empty for none.
+  static std::string_view variant_of_split(std::string_view regex);
 
  private:
   std::vector<RegexSplitter> regexes_;

@@ -109,6 +109,11 @@ TEST_F(TokenizerJsonVocab, NamesThePreTokenizersItImplements) {
       pre_tokenizer_name(split_then_byte_level(
           R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)")),
       "qwen2");
+  // Phi-4-mini's (GPT-4o's o200k).
+  EXPECT_EQ(
+      pre_tokenizer_name(split_then_byte_level(
+          R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)")),
+      "gpt-4o");
   EXPECT_EQ(pre_tokenizer_name(
                 {{"type", "Sequence"},
                  {"pretokenizers",

@@ -31,6 +31,14 @@ TEST(PreTokenizer, Qwen2SplitsEveryDigit) {
   EXPECT_EQ(words("qwen2", "x=123"), (Words{"x", "=", "1", "2", "3"}));
 }
 
+// Python's regex module, which follows the tokenizer.json pattern as written, cuts it this way.
+TEST(PreTokenizer, Gpt4oSplitsAtCaseChangesAndKeepsContractionsWithTheirWord) {
+  EXPECT_EQ(words("gpt-4o", "HelloWorld isn't JSONParser 12345 a/b//\nOK  x"),
+            (Words{"Hello", "World", " isn't", " JSONParser", " ", "123", "45", " a", "/b", "//\n",
+                   "OK", " ", " x"}));
+  EXPECT_EQ(PreTokenizer::variant_of_split("no such regex"), "");
+}
+
 TEST(PreTokenizer, LaterRegexesRecutEarlierPieces) {
   // starcoder: digits are cut out first, so " 12" cannot stay one word.
   EXPECT_EQ(words("starcoder", "a 12"), (Words{"a", " ", "1", "2"}));
@@ -46,7 +54,7 @@ TEST(PreTokenizer, DeepSeekCutsLettersPunctuationAndCjk) {
 
 TEST(PreTokenizer, ConcatenatedWordsGiveBackTheText) {
   const std::string text = "\tmixed 12.5% caf\xC3\xA9   \xE2\x9C\x85\n\n  x";
-  for (const char* variant : {"default", "gpt-2", "llama-bpe", "qwen2", "deepseek-llm",
+  for (const char* variant : {"default", "gpt-2", "llama-bpe", "qwen2", "gpt-4o", "deepseek-llm",
                               "deepseek-coder", "falcon", "starcoder", "refact", "mpt"}) {
     std::string joined;
     for (const std::string& word : words(variant, text)) joined += word;
