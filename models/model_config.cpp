@@ -18,55 +18,6 @@ int32_t positive_int(const gguf::GgufFile& file, const std::string& key) {
   return static_cast<int32_t>(value);
 }
 
-// The scaling of "<arch>.rope.scaling.*" as llama.cpp applies it: linear (positions divided by
-// the factor) or YaRN, whose attention factor llama.cpp derives from the factor (and
-// yarn_log_multiplier) so that the rotation's magnitude is 1 + 0.1 ln(factor).
-void read_rope_scaling(const gguf::GgufFile& file, const std::string& arch, int32_t n_ctx_train,
-                       RopeParams& rope) {
-  const std::string scaling = arch + ".rope.scaling.";
-  const std::string type = file.find_string(scaling + "type").value_or("none");
-  const double factor = file.find_float(scaling + "factor")
-                            .value_or(file.find_float(arch + ".rope.scale_linear").value_or(1.0));
-  rope.attn_factor = static_cast<float>(file.find_float(scaling + "attn_factor").value_or(1.0));
-  if (!(rope.attn_factor > 0.0f) || !std::isfinite(rope.attn_factor)) {
-    throw Error(ErrorCategory::kInvalidModel, scaling + "attn_factor must be positive");
-  }
-  if (type == "none" || factor == 1.0) return;
-  if (type != "linear" && type != "yarn") {
-    throw Error(ErrorCategory::kUnsupported,
-                file.path().filename().string() + ": rope scaling type '" + type +
-                    "' is not supported (supported: none, linear, yarn, and llama3 rope_freqs)");
-  }
-  if (!(factor > 0) || !std::isfinite(factor)) {
-    throw Error(ErrorCategory::kInvalidModel, scaling + "factor must be positive");
-  }
-  rope.freq_scale = static_cast<float>(1.0 / factor);
-  if (type != "yarn") return;
-  rope.yarn_ext_factor =
-      static_cast<float>(file.find_float(scaling + "yarn_ext_factor").value_or(1.0));
-  rope.yarn_beta_fast =
-      static_cast<float>(file.find_float(scaling + "yarn_beta_fast").value_or(32.0));
-  rope.yarn_beta_slow =
-      static_cast<float>(file.find_float(scaling + "yarn_beta_slow").value_or(1.0));
-  const int64_t original = file.find_int(scaling + "original_context_length").value_or(n_ctx_train);
-  if (original <= 0 || original > (int64_t{1} << 30) || !(rope.yarn_beta_fast > 0.0f) ||
-      !(rope.yarn_beta_slow > 0.0f)) {
-    throw Error(ErrorCategory::kInvalidModel,
-                scaling +
-                    "original_context_length, yarn_beta_fast and yarn_beta_slow must be "
-                    "positive");
-  }
-  rope.yarn_original_context = static_cast<int32_t>(original);
-  if (rope.yarn_ext_factor == 0.0f) return;
-  const auto mscale = [factor](double m) {
-    return factor <= 1.0 ? 1.0 : 0.1 * m * std::log(factor) + 1.0;
-  };
-  const double log_multiplier = file.find_float(scaling + "yarn_log_multiplier").value_or(0.0);
-  const double attn = log_multiplier != 0.0 ? mscale(1.0) / mscale(log_multiplier) : mscale(1.0);
-  // The kernel's YaRN magnitude, 1 + 0.1 ln(factor), comes on top: llama.cpp cancels it here.
-  rope.attn_factor *= static_cast<float>(attn / (1.0 + 0.1 * std::log(factor)));
-}
-
 [[noreturn]] void invalid(const gguf::GgufFile& file, const std::string& message) {
   throw Error(ErrorCategory::kInvalidModel, file.path().filename().string() + ": " + message);
 }
@@ -77,6 +28,51 @@ float positive_float(const gguf::GgufFile& file, const std::string& key, double 
     invalid(file, key + " = " + std::to_string(value) + " must be positive and finite");
   }
   return static_cast<float>(value);
+}
+
+// The scaling of "<arch>.rope.scaling.*" as llama.cpp applies it: linear (positions divided by
+// the factor; a factor without a type is linear) or YaRN. YaRN's magnitude is llama.cpp's,
+// 1 + 0.1 ln(factor) (over 1 + 0.1 m ln(factor) with a yarn_log_multiplier m), or, where the file
+// has yarn_attn_factor, that value, as transformers takes its attention_factor (llama.cpp reads
+// the key only for a few architectures); rope.scaling.attn_factor multiplies either.
+void read_rope_scaling(const gguf::GgufFile& file, const std::string& arch, int32_t n_ctx_train,
+                       RopeParams& rope) {
+  const std::string scaling = arch + ".rope.scaling.";
+  const std::string type = file.find_string(scaling + "type").value_or("linear");
+  const double factor = positive_float(file, scaling + "factor",
+                                       file.find_float(arch + ".rope.scale_linear").value_or(1.0));
+  rope.attn_factor = positive_float(file, scaling + "attn_factor", 1.0);
+  if (type == "none" || factor == 1.0) return;
+  if (type != "linear" && type != "yarn") {
+    throw Error(ErrorCategory::kUnsupported,
+                file.path().filename().string() + ": rope scaling type '" + type +
+                    "' is not supported (supported: none, linear, yarn, and llama3 rope_freqs)");
+  }
+  rope.freq_scale = static_cast<float>(1.0 / factor);
+  if (type != "yarn") return;
+  const double ext_factor = file.find_float(scaling + "yarn_ext_factor").value_or(1.0);
+  if (!(ext_factor >= 0.0 && ext_factor <= 1.0)) {
+    invalid(file, scaling + "yarn_ext_factor must be between 0 and 1");
+  }
+  if (!(rope.freq_base > 1.0f)) invalid(file, "YaRN needs " + arch + ".rope.freq_base above 1");
+  rope.yarn_ext_factor = static_cast<float>(ext_factor);
+  rope.yarn_beta_fast = positive_float(file, scaling + "yarn_beta_fast", 32.0);
+  rope.yarn_beta_slow = positive_float(file, scaling + "yarn_beta_slow", 1.0);
+  const int64_t original = file.find_int(scaling + "original_context_length").value_or(n_ctx_train);
+  if (original <= 0 || original > (int64_t{1} << 30)) {
+    invalid(file,
+            scaling + "original_context_length = " + std::to_string(original) + " is out of range");
+  }
+  rope.yarn_original_context = static_cast<int32_t>(original);
+  if (ext_factor == 0.0) return;
+  const double kernel_magnitude = 1.0 + 0.1 * std::log(factor);  // rope_magnitude's YaRN term
+  double magnitude = kernel_magnitude;
+  if (file.contains(scaling + "yarn_attn_factor")) {
+    magnitude = positive_float(file, scaling + "yarn_attn_factor", 1.0);
+  } else if (const double m = file.find_float(scaling + "yarn_log_multiplier").value_or(0.0)) {
+    magnitude = kernel_magnitude / (1.0 + 0.1 * m * std::log(factor));
+  }
+  rope.attn_factor *= static_cast<float>(magnitude / kernel_magnitude);
 }
 
 // Which layers use the sliding window: a bool per layer, or a period n whose last layer in each
@@ -131,7 +127,8 @@ void read_family_keys(const gguf::GgufFile& file, const ModelFamily& family, Mod
   if (family.attn_softcap > 0) {
     c.attn_softcap = positive_float(file, a + ".attn_logit_softcapping", family.attn_softcap);
   }
-  if (family.final_softcap > 0) {
+  // Gemma 3 has no soft-cap by default, but a file may carry one, which llama.cpp applies.
+  if (family.final_softcap > 0 || file.contains(a + ".final_logit_softcapping")) {
     c.final_softcap = positive_float(file, a + ".final_logit_softcapping", family.final_softcap);
   }
   if (family.sliding_window > 0 || family.sliding_window_period > 0) read_window(file, family, c);
@@ -180,7 +177,7 @@ ModelConfig read_model_config(const gguf::GgufFile& file) {
                 a + ".rope.dimension_count " + std::to_string(c.rope.n_rot) +
                     " must be even and at most the head size " + std::to_string(c.head_dim));
   }
-  c.rope.freq_base = static_cast<float>(file.find_float(a + ".rope.freq_base").value_or(10000.0));
+  c.rope.freq_base = positive_float(file, a + ".rope.freq_base", 10000.0);
   read_rope_scaling(file, a, c.n_ctx_train, c.rope);
   if (const ModelFamily* family = find_model_family(a)) read_family_keys(file, *family, c);
   return c;

@@ -24,6 +24,7 @@ struct TinyModelSpec {
   int n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2, n_vocab = 300;
   bool tied_output = true;
   float rope_scaling_factor = 1.0f;  // linear scaling; 1 = none
+  float rope_freq_base = 10000.0f;
   // gemma2 only: small enough to matter in a few-token test
   float attn_softcap = 3.0f, final_softcap = 5.0f, attn_scale = 0.3f;
   int sliding_window = 4;
@@ -83,7 +84,7 @@ class TinyModel {
     w.add_uint32(a + ".attention.head_count", spec_.n_head);
     w.add_uint32(a + ".attention.head_count_kv", spec_.n_head_kv);
     w.add_float32(a + ".attention.layer_norm_rms_epsilon", 1e-5f);
-    w.add_float32(a + ".rope.freq_base", 10000.0f);
+    w.add_float32(a + ".rope.freq_base", spec_.rope_freq_base);
     if (gemma2()) {
       w.add_float32(a + ".attn_logit_softcapping", spec_.attn_softcap);
       w.add_float32(a + ".final_logit_softcapping", spec_.final_softcap);
@@ -232,7 +233,8 @@ class TinyModel {
     const double magnitude = long_rope ? spec_.long_rope_attn_factor : 1.0;
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < hd / 2; ++i) {
-        double theta = pos / double(spec_.rope_scaling_factor) * std::pow(10000.0, -2.0 * i / hd);
+        double theta = pos / double(spec_.rope_scaling_factor) *
+                       std::pow(double(spec_.rope_freq_base), -2.0 * i / hd);
         if (long_rope) theta /= w(factors).values[i];
         const int a = neox() ? h * hd + i : h * hd + 2 * i;
         const int b = neox() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;

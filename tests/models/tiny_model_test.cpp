@@ -84,6 +84,22 @@ Error load_error_without(const testing::TinyModelSpec& spec, const std::string& 
   return Error(ErrorCategory::kInternal, "loaded");
 }
 
+// A rope base that is not positive would give NaN logits, not an error, if loading took it.
+TEST(TinyModelErrors, NonPositiveRopeBaseIsNamed) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("baton_tiny_rope_base_" + std::to_string(::getpid()) + ".gguf");
+  testing::TinyModel({.rope_freq_base = 0.0f}, 1).write(path);
+  try {
+    LLM llm(LLMOptions{.model = path.string(), .backend = "cpu"});
+    ADD_FAILURE() << "a rope base of 0 loaded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);
+    EXPECT_NE(std::string(e.what()).find("llama.rope.freq_base = 0"), std::string::npos)
+        << e.what();
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(TinyModelErrors, MissingTensorIsNamed) {
   const Error e = load_error_without({.architecture = "qwen2"}, "blk.1.ffn_up.weight");
   EXPECT_EQ(e.category(), ErrorCategory::kInvalidModel);

@@ -1,5 +1,6 @@
 #include "core/formats/hf_import/hf_rope_scaling.h"
 
+#include <cctype>
 #include <cmath>
 #include <numbers>
 #include <string>
@@ -63,6 +64,9 @@ LongRopeParams long_rope(const nlohmann::json& config, const nlohmann::json& sca
   p.long_factors = float_list(scaling, "long_factor", pairs, file);
   p.original_context = original_context(config, scaling, file);
   const double scale = static_cast<double>(shape.context_length) / p.original_context;
+  if (scale > 1.0 && p.original_context < 2) {
+    invalid(file, "longrope needs an original_max_position_embeddings of at least 2");
+  }
   p.attn_factor =
       find_number(scaling, "attention_factor", file)
           .value_or(scale > 1.0 ? std::sqrt(1.0 + std::log(scale) / std::log(p.original_context))
@@ -78,14 +82,13 @@ std::vector<float> llama3_factors(const nlohmann::json& scaling, const RopeShape
   const double low = positive(scaling, "low_freq_factor", 1.0, file);
   const double high = positive(scaling, "high_freq_factor", 4.0, file);
   const double original = positive(scaling, "original_max_position_embeddings", 8192.0, file);
-  if (high == low) invalid(file, "rope_scaling low_freq_factor and high_freq_factor are equal");
   std::vector<float> factors;
   for (int32_t i = 0; i < shape.n_rot; i += 2) {
     const double freq = 1.0 / std::pow(shape.rope_theta, static_cast<double>(i) / shape.n_rot);
     const double wavelength = 2.0 * std::numbers::pi / freq;
     if (wavelength < original / high) {
       factors.push_back(1.0f);
-    } else if (wavelength > original / low) {
+    } else if (wavelength > original / low || high == low) {
       factors.push_back(static_cast<float>(factor));
     } else {
       const double smooth = (original / wavelength - low) / (high - low);
@@ -127,7 +130,8 @@ HfRopeScaling read_rope_scaling(const nlohmann::json& config, const RopeShape& s
   // transformers renamed "type" to "rope_type"; configs carry either.
   std::optional<std::string> type = find_string(*scaling, "rope_type", file);
   if (!type) type = find_string(*scaling, "type", file);
-  const std::string name = type.value_or("");
+  std::string name = type.value_or("");
+  for (char& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   std::string supported = "default, linear, yarn";
   if (shape.rope_freqs) supported += ", llama3";
   if (shape.long_rope) supported += ", longrope";
@@ -144,6 +148,16 @@ HfRopeScaling read_rope_scaling(const nlohmann::json& config, const RopeShape& s
                           .beta_slow = find_number(*scaling, "beta_slow", file)};
     // Older configs name it attn_factor.
     if (!out.yarn->attn_factor) out.yarn->attn_factor = find_number(*scaling, "attn_factor", file);
+    for (const auto& [key, value] : {std::pair{"attention_factor", out.yarn->attn_factor},
+                                     std::pair{"beta_fast", out.yarn->beta_fast},
+                                     std::pair{"beta_slow", out.yarn->beta_slow}}) {
+      if (value && !(*value > 0 && std::isfinite(*value))) {
+        invalid(file, std::string("rope_scaling \"") + key + "\" must be positive");
+      }
+    }
+    if (const auto& ext = out.yarn->ext_factor; ext && !(*ext >= 0 && *ext <= 1)) {
+      invalid(file, "rope_scaling \"extrapolation_factor\" must be between 0 and 1");
+    }
   } else if (name == "llama3" && shape.rope_freqs) {
     out.llama3_factors = llama3_factors(*scaling, shape, file);
   } else if ((name == "longrope" || name == "su") && shape.long_rope) {

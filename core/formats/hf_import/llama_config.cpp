@@ -152,7 +152,7 @@ void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
   }
   // transformers' no_rope_layers: 1 where a layer rotates; the family's period must say the same.
   if (const auto listed = j.find("no_rope_layers");
-      listed != j.end() && family.no_rope_period > 0) {
+      listed != j.end() && !listed->is_null() && family.no_rope_period > 0) {
     for (int32_t i = 0; i < c.n_layer; ++i) {
       const bool rotary = (i + 1) % family.no_rope_period != 0;
       if (!listed->is_array() || listed->size() != static_cast<size_t>(c.n_layer) ||
