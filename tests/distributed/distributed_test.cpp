@@ -364,6 +364,35 @@ TEST_P(ShardedModel, Gemma2LogitsEqualOneProcess) {
   check_logits(gemma2.path());
 }
 
+// Qwen3's and Gemma 3's q/k norms are over each head, which every rank holds whole; Gemma 3's
+// windowed layers rotate with a base of their own.
+TEST_P(ShardedModel, Qwen3AndGemma3LogitsEqualOneProcess) {
+  const SmallModel qwen3({.architecture = "qwen3", .tied_embeddings = true});
+  check_logits(qwen3.path());
+  const SmallModel gemma3(
+      {.architecture = "gemma3", .tied_embeddings = true, .sliding_window = 16});
+  check_logits(gemma3.path());
+}
+
+// OLMo 2's q/k norms span the whole projection: pipeline stages split it, tensor parallelism is
+// refused by name.
+TEST_P(ShardedModel, Olmo2SplitsIntoStagesOnly) {
+  const SmallModel olmo2({.architecture = "olmo2"});
+  if (tp() == 1) {
+    check_logits(olmo2.path());
+    return;
+  }
+  try {
+    const Shard shard(olmo2.path(), tp());
+    ADD_FAILURE() << "loaded OLMo 2 split " << tp() << " ways";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.category(), ErrorCategory::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("normalises the whole q and k projections"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST_P(ShardedModel, ASplitThroughAQuantizationBlockIsRefusedNamingTheTensor) {
   if (tp() == 1) GTEST_SKIP() << "pipeline stages split no tensor";
   // Q4_K blocks hold 256 values: attn_output's 256 columns cannot be cut in two.

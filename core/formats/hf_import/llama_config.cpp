@@ -212,8 +212,9 @@ LlamaConfig read_llama_config(const std::filesystem::path& config_json) {
   }
   // Phi-4-mini rotates three quarters of each head.
   const double rotary = find_number(r.json(), "partial_rotary_factor", r.path()).value_or(1.0);
-  c.n_rot = static_cast<int32_t>(std::lround(c.head_dim * rotary));
-  if (!(rotary > 0.0 && rotary <= 1.0) || c.n_rot % 2 != 0 || c.n_rot == 0) {
+  c.n_rot =
+      rotary > 0.0 && rotary <= 1.0 ? static_cast<int32_t>(std::lround(c.head_dim * rotary)) : 0;
+  if (c.n_rot % 2 != 0 || c.n_rot == 0) {
     r.invalid("partial_rotary_factor " + std::to_string(rotary) + " of a head of " +
               std::to_string(c.head_dim) + " does not give an even number of rotated dimensions");
   }
