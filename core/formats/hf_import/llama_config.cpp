@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string_view>
 
@@ -98,6 +99,56 @@ std::string_view activation_name(FamilyActivation activation) {
   return activation == FamilyActivation::kGelu ? "gelu_pytorch_tanh" : "silu";
 }
 
+[[noreturn]] void unsupported_pattern(const std::string& key, const std::string& supported) {
+  throw Error(ErrorCategory::kUnsupported,
+              "config.json: " + key + " is not supported (" + supported + " is)");
+}
+
+// A per-layer list of config.json (layer_types, no_rope_layers) must say what `expected` says of
+// each layer.
+void check_layer_list(const nlohmann::json& j, const std::string& key, int32_t n_layer,
+                      const std::function<nlohmann::json(int32_t)>& expected,
+                      const std::string& supported) {
+  const auto listed = j.find(key);
+  if (listed == j.end() || listed->is_null()) return;
+  if (!listed->is_array() || listed->size() != static_cast<size_t>(n_layer)) {
+    unsupported_pattern(key, supported);
+  }
+  for (int32_t i = 0; i < n_layer; ++i) {
+    if ((*listed)[i] != expected(i)) unsupported_pattern(key, supported);
+  }
+}
+
+// The family's fixed layer patterns, which GGUF has no key for (llama.cpp fixes them too):
+// transformers' periods and per-layer lists must say the same.
+void check_layer_patterns(const ConfigReader& r, const ModelFamily& family, const LlamaConfig& c) {
+  const nlohmann::json& j = r.json();
+  if (const int32_t period = family.sliding_window_period; period > 0) {
+    const std::string every = "a window on all layers but every " + std::to_string(period) + "th";
+    if (find_int(j, "sliding_window_pattern", r.path()).value_or(period) != period) {
+      unsupported_pattern("sliding_window_pattern " +
+                              std::to_string(*find_int(j, "sliding_window_pattern", r.path())),
+                          std::to_string(period));
+    }
+    check_layer_list(
+        j, "layer_types", c.n_layer,
+        [&](int32_t i) {
+          return c.sliding_window && (i + 1) % period != 0 ? "sliding_attention" : "full_attention";
+        },
+        every);
+  }
+  if (const int32_t period = family.no_rope_period; period > 0) {
+    const std::string every = "no rotary embedding on every " + std::to_string(period) + "th layer";
+    if (find_int(j, "no_rope_layer_interval", r.path()).value_or(period) != period) {
+      unsupported_pattern("no_rope_layer_interval", every);
+    }
+    // 1 where a layer rotates.
+    check_layer_list(
+        j, "no_rope_layers", c.n_layer, [&](int32_t i) { return (i + 1) % period != 0 ? 1 : 0; },
+        every);
+  }
+}
+
 // What the family's descriptor adds to the keys every family shares, with its defaults where
 // config.json leaves them out, as transformers' config class has them.
 void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
@@ -134,14 +185,6 @@ void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
     if (const auto window = find_int(j, "sliding_window", r.path()); window && *window > 0) {
       c.sliding_window = r.positive("sliding_window");
     }
-    const int64_t period =
-        find_int(j, "sliding_window_pattern", r.path()).value_or(family.sliding_window_period);
-    if (period != family.sliding_window_period) {
-      throw Error(ErrorCategory::kUnsupported, "config.json: sliding_window_pattern " +
-                                                   std::to_string(period) + " is not supported (" +
-                                                   std::to_string(family.sliding_window_period) +
-                                                   " is)");
-    }
   }
   if (family.swa_rope_unscaled && c.sliding_window) {
     c.swa_rope_theta = find_number(j, "rope_local_base_freq", r.path());
@@ -150,21 +193,7 @@ void read_family_keys(const ConfigReader& r, LlamaConfig& c) {
       c.swa_rope_theta = find_number(*local, "rope_theta", r.path());
     }
   }
-  // transformers' no_rope_layers: 1 where a layer rotates; the family's period must say the same.
-  if (const auto listed = j.find("no_rope_layers");
-      listed != j.end() && !listed->is_null() && family.no_rope_period > 0) {
-    for (int32_t i = 0; i < c.n_layer; ++i) {
-      const bool rotary = (i + 1) % family.no_rope_period != 0;
-      if (!listed->is_array() || listed->size() != static_cast<size_t>(c.n_layer) ||
-          !(*listed)[i].is_number_integer() || ((*listed)[i].get<int64_t>() != 0) != rotary) {
-        throw Error(ErrorCategory::kUnsupported,
-                    "config.json: no_rope_layers is not supported unless every " +
-                        std::to_string(family.no_rope_period) +
-                        "th layer, and only it, has no "
-                        "rotary embedding");
-      }
-    }
-  }
+  check_layer_patterns(r, family, c);
   if (family.hf_tied_by_default) c.tie_word_embeddings = true;
 }
 

@@ -309,6 +309,26 @@ TEST(ConvertCheckpoint, RopeScalingAndRopeParametersWriteTheSameFile) {
   edit_config(gemma_dir.path(), [](nlohmann::json& c) { c["sliding_window_pattern"] = 4; });
   expect_contains(convert_error(gemma_dir.path()),
                   "sliding_window_pattern 4 is not supported (6 is)");
+  // transformers' per-layer lists must say what the family's fixed patterns do.
+  edit_config(gemma_dir.path(), [](nlohmann::json& c) {
+    c.erase("sliding_window_pattern");
+    c["layer_types"] = std::vector<std::string>(6, "sliding_attention");
+  });
+  expect_contains(convert_error(gemma_dir.path()),
+                  "layer_types is not supported (a window on all layers but every 6th is)");
+  edit_config(gemma_dir.path(), [](nlohmann::json& c) { c["layer_types"][5] = "full_attention"; });
+  EXPECT_EQ(convert_error(gemma_dir.path()), "no error");
+
+  const TempDir smol_dir("hf_smollm3");
+  const TinyHfLlama smollm3(smol_dir.path(), {.layers = 4, .smollm3 = true}, 5);
+  edit_config(smol_dir.path(), [](nlohmann::json& c) { c["no_rope_layers"][3] = 1; });
+  expect_contains(convert_error(smol_dir.path()),
+                  "no_rope_layers is not supported (no rotary embedding on every 4th layer is)");
+  edit_config(smol_dir.path(), [](nlohmann::json& c) {
+    c["no_rope_layers"] = nullptr;
+    c["no_rope_layer_interval"] = 3;
+  });
+  expect_contains(convert_error(smol_dir.path()), "no_rope_layer_interval is not supported");
 }
 
 TEST(ConvertCheckpoint, Gemma2WritesItsMetadataAndNormsPlusOne) {
