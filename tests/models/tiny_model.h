@@ -1,6 +1,7 @@
 #pragma once
 
-// A tiny random-weight decoder (Llama, Qwen2, Phi-3 or Gemma 2 layout) written as GGUF, and a
+// A tiny random-weight decoder (Llama, Qwen2, Phi-3, Gemma 2, Qwen3, Gemma 3, SmolLM3 or OLMo 2
+// layout) written as GGUF, and a
 // naive double-precision forward pass over the same weights, written from each family's published
 // description, that serves as the reference for whole-model tests.
 
@@ -19,7 +20,10 @@ namespace baton::testing {
 struct TinyModelSpec {
   // "llama" (normal rope), "qwen2" (neox rope, qkv bias), "phi3" (neox rope, q/k/v fused into
   // attn_qkv and gate/up into ffn_up in the file) or "gemma2" (neox rope, embeddings scaled by
-  // sqrt(n_embd), post-norms, GeGLU, soft-capping, a sliding window on even layers)
+  // sqrt(n_embd), post-norms, GeGLU, soft-capping, a sliding window on even layers), "qwen3"
+  // (neox rope, q/k norms per head), "gemma3" (Gemma 2 without soft-caps, with q/k norms per
+  // head and windowed layers rotating with a base of 100), "smollm3" (llama with no rotation on
+  // every fourth layer) or "olmo2" (neox rope, post-norms only, q/k norms over the projection)
   std::string architecture = "llama";
   int n_embd = 32, n_head = 4, n_head_kv = 2, n_ff = 48, n_layer = 2, n_vocab = 300;
   bool tied_output = true;
@@ -46,9 +50,13 @@ class TinyModel {
     if (!spec.tied_output) add("output.weight", {spec.n_vocab, spec.n_embd}, 0.5f);
     for (int l = 0; l < spec.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
-      add(p + "attn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+      if (!olmo2()) add(p + "attn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
       add(p + "attn_q.weight", {q, spec.n_embd}, 0.4f);
       add(p + "attn_k.weight", {kv, spec.n_embd}, 0.4f);
+      if (qk_norms()) {
+        add(p + "attn_q_norm.weight", {olmo2() ? q : hd}, 0.2f, 1.0f);
+        add(p + "attn_k_norm.weight", {olmo2() ? kv : hd}, 0.2f, 1.0f);
+      }
       add(p + "attn_v.weight", {kv, spec.n_embd}, 0.4f);
       if (qwen2()) {
         add(p + "attn_q.bias", {q}, 0.3f);
@@ -56,11 +64,11 @@ class TinyModel {
         add(p + "attn_v.bias", {kv}, 0.3f);
       }
       add(p + "attn_output.weight", {spec.n_embd, q}, 0.3f);
-      add(p + "ffn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
+      if (!olmo2()) add(p + "ffn_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
       add(p + "ffn_gate.weight", {spec.n_ff, spec.n_embd}, 0.4f);
       add(p + "ffn_up.weight", {spec.n_ff, spec.n_embd}, 0.4f);
       add(p + "ffn_down.weight", {spec.n_embd, spec.n_ff}, 0.3f);
-      if (gemma2()) {
+      if (gemma() || olmo2()) {
         add(p + "post_attention_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
         add(p + "post_ffw_norm.weight", {spec.n_embd}, 0.2f, 1.0f);
       }
@@ -88,11 +96,14 @@ class TinyModel {
     if (gemma2()) {
       w.add_float32(a + ".attn_logit_softcapping", spec_.attn_softcap);
       w.add_float32(a + ".final_logit_softcapping", spec_.final_softcap);
+    }
+    if (gemma()) {
       w.add_float32(a + ".attention.scale", spec_.attn_scale);
       w.add_uint32(a + ".attention.sliding_window", spec_.sliding_window);
-      if (spec_.swa_period != 2)
+      if (spec_.swa_period != 2 || gemma3())
         w.add_uint32(a + ".attention.sliding_window_pattern", spec_.swa_period);
     }
+    if (gemma3()) w.add_float32(a + ".rope.freq_base_swa", kLocalBase);
     if (spec_.long_rope_original_context > 0) {
       w.add_uint32(a + ".rope.scaling.original_context_length", spec_.long_rope_original_context);
       w.add_float32(a + ".rope.scaling.attn_factor", spec_.long_rope_attn_factor);
@@ -166,7 +177,19 @@ class TinyModel {
   bool qwen2() const { return spec_.architecture == "qwen2"; }
   bool phi3() const { return spec_.architecture == "phi3"; }
   bool gemma2() const { return spec_.architecture == "gemma2"; }
-  bool neox() const { return qwen2() || phi3() || gemma2(); }
+  bool gemma3() const { return spec_.architecture == "gemma3"; }
+  bool gemma() const { return gemma2() || gemma3(); }
+  bool qwen3() const { return spec_.architecture == "qwen3"; }
+  bool olmo2() const { return spec_.architecture == "olmo2"; }
+  bool smollm3() const { return spec_.architecture == "smollm3"; }
+  bool qk_norms() const { return qwen3() || gemma3() || olmo2(); }
+  bool neox() const { return qwen2() || phi3() || gemma() || qwen3() || olmo2(); }
+  // Gemma 2's and 3's windowed layers: l % period < period - 1 (llama.cpp's rule).
+  bool windowed(int layer) const {
+    const int period = spec_.swa_period;
+    return gemma() && (period == 0 || layer % period < period - 1);
+  }
+  static constexpr double kLocalBase = 100.0;  // Gemma 3's windowed layers' rope base
 
   // llama.cpp's phi3 layout: attn_qkv stacks q, k and v rows, ffn_up stacks gate and up rows.
   std::map<std::string, Weight> fused_phi3_tensors() const {
@@ -221,10 +244,23 @@ class TinyModel {
     return y;
   }
 
+  // An RMS norm of each head of x (Qwen3, Gemma 3) or of all of it (OLMo 2), as the weight's
+  // size says; x as it is where the layer has no such norm.
+  Vec qk_norm(Vec x, const std::string& weight) const {
+    if (!tensors_.contains(weight)) return x;
+    const size_t size = w(weight).values.size();
+    for (size_t first = 0; first < x.size(); first += size) {
+      Vec part(x.begin() + first, x.begin() + first + size);
+      part = rms_norm(part, weight);
+      std::copy(part.begin(), part.end(), x.begin() + first);
+    }
+    return x;
+  }
+
   // LongRoPE as llama.cpp applies it: the long factors when the context (256 in the tests)
   // exceeds the original one, each pair's angle divided by its factor, the rotated values
   // scaled by attn_factor.
-  void rope(Vec& x, int heads, int pos) const {
+  void rope(Vec& x, int heads, int pos, double base) const {
     const int hd = head_dim();
     const bool long_rope = spec_.long_rope_original_context > 0;
     const char* factors = spec_.long_rope_original_context < kTestContext
@@ -233,8 +269,7 @@ class TinyModel {
     const double magnitude = long_rope ? spec_.long_rope_attn_factor : 1.0;
     for (int h = 0; h < heads; ++h) {
       for (int i = 0; i < hd / 2; ++i) {
-        double theta = pos / double(spec_.rope_scaling_factor) *
-                       std::pow(double(spec_.rope_freq_base), -2.0 * i / hd);
+        double theta = pos / double(spec_.rope_scaling_factor) * std::pow(base, -2.0 * i / hd);
         if (long_rope) theta /= w(factors).values[i];
         const int a = neox() ? h * hd + i : h * hd + 2 * i;
         const int b = neox() ? h * hd + i + hd / 2 : h * hd + 2 * i + 1;
@@ -251,35 +286,40 @@ class TinyModel {
     for (int t = 0; t < n; ++t) {
       const auto& e = w("token_embd.weight").values;
       x[t].assign(e.begin() + tokens[t] * spec_.n_embd, e.begin() + (tokens[t] + 1) * spec_.n_embd);
-      if (gemma2()) {
+      if (gemma()) {
         for (double& v : x[t]) v *= std::sqrt(double(spec_.n_embd));
       }
     }
     for (int l = 0; l < spec_.n_layer; ++l) {
       const std::string p = "blk." + std::to_string(l) + ".";
+      // Gemma 3's windowed layers rotate with a base of their own; SmolLM3's every fourth not.
+      const double base = gemma3() && windowed(l) ? kLocalBase : double(spec_.rope_freq_base);
+      const bool rotary = !smollm3() || (l + 1) % 4 != 0;
       std::vector<Vec> q(n), k(n), v(n);
       for (int t = 0; t < n; ++t) {
-        const Vec h = rms_norm(x[t], p + "attn_norm.weight");
-        q[t] = linear(p + "attn_q.weight", h, qwen2() ? p + "attn_q.bias" : "");
-        k[t] = linear(p + "attn_k.weight", h, qwen2() ? p + "attn_k.bias" : "");
+        const Vec h = olmo2() ? x[t] : rms_norm(x[t], p + "attn_norm.weight");
+        q[t] = qk_norm(linear(p + "attn_q.weight", h, qwen2() ? p + "attn_q.bias" : ""),
+                       p + "attn_q_norm.weight");
+        k[t] = qk_norm(linear(p + "attn_k.weight", h, qwen2() ? p + "attn_k.bias" : ""),
+                       p + "attn_k_norm.weight");
         v[t] = linear(p + "attn_v.weight", h, qwen2() ? p + "attn_v.bias" : "");
-        rope(q[t], spec_.n_head, t);
-        rope(k[t], spec_.n_head_kv, t);
+        if (rotary) {
+          rope(q[t], spec_.n_head, t, base);
+          rope(k[t], spec_.n_head_kv, t, base);
+        }
       }
       for (int t = 0; t < n; ++t) {
         Vec attn(spec_.n_head * hd, 0.0);
         for (int h = 0; h < spec_.n_head; ++h) {
           const int kvh = h / (spec_.n_head / spec_.n_head_kv);
-          // Gemma 2: windowed layers see only the last sliding_window positions.
-          const int period = spec_.swa_period;
-          const bool windowed = gemma2() && (period == 0 || l % period < period - 1);
-          const int first = windowed ? std::max(0, t - spec_.sliding_window + 1) : 0;
+          // Gemma: windowed layers see only the last sliding_window positions.
+          const int first = windowed(l) ? std::max(0, t - spec_.sliding_window + 1) : 0;
           Vec scores(t + 1, -1e300);
           double max_score = -1e300, total = 0;
           for (int s = first; s <= t; ++s) {
             double dot = 0;
             for (int d = 0; d < hd; ++d) dot += q[t][h * hd + d] * k[s][kvh * hd + d];
-            scores[s] = gemma2() ? dot * spec_.attn_scale : dot / std::sqrt(double(hd));
+            scores[s] = gemma() ? dot * spec_.attn_scale : dot / std::sqrt(double(hd));
             if (gemma2())
               scores[s] = spec_.attn_softcap * std::tanh(scores[s] / spec_.attn_softcap);
             max_score = std::max(max_score, scores[s]);
@@ -290,14 +330,14 @@ class TinyModel {
           }
         }
         Vec o = linear(p + "attn_output.weight", attn);
-        if (gemma2()) o = rms_norm(o, p + "post_attention_norm.weight");
+        if (gemma() || olmo2()) o = rms_norm(o, p + "post_attention_norm.weight");
         for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += o[i];
-        const Vec h = rms_norm(x[t], p + "ffn_norm.weight");
+        const Vec h = olmo2() ? x[t] : rms_norm(x[t], p + "ffn_norm.weight");
         const Vec g = linear(p + "ffn_gate.weight", h), u = linear(p + "ffn_up.weight", h);
         Vec act(spec_.n_ff);
-        for (int i = 0; i < spec_.n_ff; ++i) act[i] = (gemma2() ? gelu(g[i]) : silu(g[i])) * u[i];
+        for (int i = 0; i < spec_.n_ff; ++i) act[i] = (gemma() ? gelu(g[i]) : silu(g[i])) * u[i];
         Vec down = linear(p + "ffn_down.weight", act);
-        if (gemma2()) down = rms_norm(down, p + "post_ffw_norm.weight");
+        if (gemma() || olmo2()) down = rms_norm(down, p + "post_ffw_norm.weight");
         for (int i = 0; i < spec_.n_embd; ++i) x[t][i] += down[i];
       }
     }

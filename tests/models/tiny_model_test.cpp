@@ -62,7 +62,12 @@ INSTANTIATE_TEST_SUITE_P(
         Case{"gemma2_gqa", {.architecture = "gemma2"}},
         Case{"gemma2_mqa_three_layers", {.architecture = "gemma2", .n_head_kv = 1, .n_layer = 3}},
         Case{"gemma2_every_layer_windowed", {.architecture = "gemma2", .swa_period = 0}},
-        Case{"gemma2_window_pattern_3", {.architecture = "gemma2", .n_layer = 3, .swa_period = 3}}),
+        Case{"gemma2_window_pattern_3", {.architecture = "gemma2", .n_layer = 3, .swa_period = 3}},
+        Case{"qwen3_head_norms", {.architecture = "qwen3"}},
+        Case{"gemma3_local_and_global_layers",
+             {.architecture = "gemma3", .n_layer = 3, .swa_period = 3}},
+        Case{"smollm3_nope_layer", {.architecture = "smollm3", .n_layer = 4}},
+        Case{"olmo2_post_norms_untied", {.architecture = "olmo2", .tied_output = false}}),
     [](const auto& info) { return std::string(info.param.name); });
 
 // Loads a tiny model of `spec` written without `skipped`; the error it must fail with.
