@@ -101,7 +101,8 @@ TEST(CliConvert, UnsupportedArchitectureIsNamed) {
                        "error: config.json: architecture 'GPT2LMHeadModel' is not supported "
                        "(supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, "
                        "Phi3ForCausalLM, Gemma2ForCausalLM, Qwen3ForCausalLM, "
-                       "Gemma3ForCausalLM, SmolLM3ForCausalLM, Olmo2ForCausalLM)"))
+                       "Gemma3ForCausalLM, Gemma3ForConditionalGeneration, "
+                       "SmolLM3ForCausalLM, Olmo2ForCausalLM)"))
       << r.out;
 }
 
