@@ -125,9 +125,9 @@ void check_layer_patterns(const ConfigReader& r, const ModelFamily& family, cons
   const nlohmann::json& j = r.json();
   if (const int32_t period = family.sliding_window_period; period > 0) {
     const std::string every = "a window on all layers but every " + std::to_string(period) + "th";
-    if (find_int(j, "sliding_window_pattern", r.path()).value_or(period) != period) {
-      unsupported_pattern("sliding_window_pattern " +
-                              std::to_string(*find_int(j, "sliding_window_pattern", r.path())),
+    if (const int64_t listed = find_int(j, "sliding_window_pattern", r.path()).value_or(period);
+        listed != period) {
+      unsupported_pattern("sliding_window_pattern " + std::to_string(listed),
                           std::to_string(period));
     }
     check_layer_list(
